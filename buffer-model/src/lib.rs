@@ -1,0 +1,21 @@
+//! # lossless-buffer-model
+//!
+//! The traffic manager of a lossless Ethernet switch, as pure state machines with no I/O and
+//! no clock: time is always an argument.
+//!
+//! * [`units`]: `Time` (ps), `Rate` (bit/s), `Bytes`, `Length`; wire time and pause quanta.
+//! * [`mmu`]: pools, reserved space, dynamic/static thresholds, PFC headroom, admission.
+//! * [`pfc`]: pause timers (reaction) and XOFF/XON generation with refresh.
+//! * [`wred`]: WRED drop / ECN marking curves per colour.
+//! * [`scheduler`]: strict priority + DWRR.
+//! * [`watchdog`]: PFC storm detection and restoration.
+
+pub mod mmu;
+pub mod pfc;
+pub mod scheduler;
+pub mod units;
+pub mod watchdog;
+pub mod wred;
+
+pub use mmu::PRIORITIES;
+pub use units::{Bytes, Length, Rate, Time};

@@ -1,0 +1,635 @@
+//! The memory manager (MMU): shared-buffer accounting in cells per ingress (port, PG) and
+//! egress (port, queue), with reserved space, dynamic or static thresholds and PFC headroom.
+//!
+//! Admission (design §4): a packet first uses its PG's reservation, then the pool's shared
+//! space while the PG's shared use `x` after admission satisfies `x ≤ α·(S − X)` (`X` the
+//! pool's shared use after admission) or `x ≤ static_th`. On a lossless PG the packet that
+//! would cross the limit turns XOFF on and is stored in headroom, as are all later packets
+//! while headroom is in use; only full headroom drops a lossless packet. Egress admission is
+//! the same without headroom, and a packet enters only if ingress and egress both admit.
+//!
+//! Release returns a PG's cells headroom first, then shared, then reserved (the order
+//! Broadcom-style MMUs use), so headroom empties as soon as the oldest packets leave and XON
+//! can follow while the queue still holds data to send.
+
+use crate::units::Bytes;
+
+/// Number of priorities, priority groups and queues per port.
+pub const PRIORITIES: usize = 8;
+
+/// Whether a pool accounts ingress (per port, PG) or egress (per port, queue) use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolKind {
+    /// Ingress pool: PGs draw from it; a lossless ingress pool may own shared headroom.
+    Ingress,
+    /// Egress pool: queues draw from it.
+    Egress,
+}
+
+/// How a PG or queue's shared-space limit is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold {
+    /// Dynamic threshold `α = 2^n`, n in −8..=7: limit = α·(pool shared size − pool shared use).
+    Dynamic(i8),
+    /// Static limit on this user's shared use, in bytes.
+    Static(Bytes),
+}
+
+/// PFC headroom and hysteresis of a lossless PG profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Headroom {
+    /// Bytes of headroom this PG may fill after XOFF (0 with a shared headroom pool).
+    pub xoff: Bytes,
+    /// XON when shared use falls below this many bytes (or below limit − xon_offset).
+    pub xon: Bytes,
+    /// XON when shared use falls this far below the current limit.
+    pub xon_offset: Bytes,
+}
+
+/// A pool as configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolSpec {
+    /// Pool name (SONiC's, e.g. `ingress_lossless_pool`).
+    pub name: String,
+    /// Ingress or egress accounting.
+    pub kind: PoolKind,
+    /// Shared space of the pool in bytes (reservations and per-PG headroom are outside it).
+    pub size: Bytes,
+    /// Shared headroom pool size (ingress lossless pools only; 0 = per-PG headroom).
+    pub xoff: Bytes,
+}
+
+/// A buffer profile as configured: which pool, reserved minimum, threshold, headroom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileSpec {
+    /// Index of the pool in the MMU's pool list.
+    pub pool: usize,
+    /// Reserved (guaranteed) bytes.
+    pub reserved: Bytes,
+    /// Limit on shared use.
+    pub threshold: Threshold,
+    /// Some for a lossless PG profile (it gets headroom and generates PFC).
+    pub headroom: Option<Headroom>,
+}
+
+/// Which limit refused a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A lossy PG is over its shared limit (or its pool is full).
+    IngressLimit,
+    /// A lossless PG's headroom (or the shared headroom pool) is full.
+    HeadroomFull,
+    /// The egress queue is over its shared limit (or its pool is full).
+    EgressLimit,
+}
+
+/// Outcome of a successful admission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    /// Cells the packet holds (ingress and egress alike).
+    pub cells: u32,
+    /// This packet crossed its lossless PG's limit: send XOFF for the PG's priorities now.
+    pub xoff: bool,
+    /// The packet went into headroom.
+    pub in_headroom: bool,
+}
+
+/// Live state of one pool.
+#[derive(Clone, Debug)]
+pub struct Pool {
+    /// Configuration.
+    pub spec: PoolSpec,
+    /// Shared size in cells.
+    pub size_cells: u64,
+    /// Shared headroom pool size in cells.
+    pub headroom_cells: u64,
+    /// Cells of shared space in use (Σ of its users' shared use).
+    pub shared_used: u64,
+    /// Cells of the shared headroom pool in use.
+    pub headroom_used: u64,
+    /// Peak of `shared_used` since the last clear.
+    pub watermark: u64,
+}
+
+/// Accounting of one ingress (port, PG).
+#[derive(Clone, Debug, Default)]
+pub struct PgState {
+    /// Pool index.
+    pub pool: usize,
+    /// Reserved cells.
+    pub reserved: u64,
+    /// Shared-use limit.
+    pub threshold: Option<Threshold>,
+    /// Headroom cells (per PG) when lossless.
+    pub headroom_cells: u64,
+    /// XON absolute level in bytes and offset below the limit, when lossless.
+    pub xon: Bytes,
+    /// XON offset below the current limit, in bytes.
+    pub xon_offset: Bytes,
+    /// True when this PG is lossless (has headroom, generates PFC).
+    pub lossless: bool,
+    /// Reserved cells in use.
+    pub reserved_used: u64,
+    /// Shared cells in use.
+    pub shared_used: u64,
+    /// Headroom cells in use; nonzero only after XOFF.
+    pub headroom_used: u64,
+    /// XOFF has been sent for this PG and no XON since.
+    pub xoff: bool,
+    /// Peak shared use in cells.
+    pub shared_watermark: u64,
+    /// Peak headroom use in cells.
+    pub headroom_watermark: u64,
+    /// Packets dropped at this PG's admission.
+    pub drop_packets: u64,
+}
+
+impl PgState {
+    /// Cells this PG holds in all (reserved + shared + headroom).
+    pub fn used(&self) -> u64 {
+        self.reserved_used + self.shared_used + self.headroom_used
+    }
+}
+
+/// Accounting of one egress (port, queue).
+#[derive(Clone, Debug, Default)]
+pub struct QueueBuf {
+    /// Pool index.
+    pub pool: usize,
+    /// Reserved cells.
+    pub reserved: u64,
+    /// Shared-use limit.
+    pub threshold: Option<Threshold>,
+    /// Reserved cells in use.
+    pub reserved_used: u64,
+    /// Shared cells in use.
+    pub shared_used: u64,
+    /// Peak total occupancy (reserved + shared) in cells.
+    pub watermark: u64,
+    /// Peak shared use in cells.
+    pub shared_watermark: u64,
+}
+
+impl QueueBuf {
+    /// Cells queued.
+    pub fn used(&self) -> u64 {
+        self.reserved_used + self.shared_used
+    }
+}
+
+/// The shared-buffer memory manager of one switch.
+#[derive(Clone, Debug)]
+pub struct Mmu {
+    cell: u64,
+    /// Pools, by index.
+    pub pools: Vec<Pool>,
+    /// Ingress accounting, index `port * 8 + pg`.
+    pub pgs: Vec<PgState>,
+    /// Egress accounting, index `port * 8 + queue`.
+    pub queues: Vec<QueueBuf>,
+}
+
+/// `used ≤ α·free` (or `< ` when `strict`), in exact integer arithmetic; `used` and `free`
+/// in the same unit.
+fn within_dynamic(n: i8, used: u64, free: u64, strict: bool) -> bool {
+    let (lhs, rhs) = if n >= 0 {
+        (used as u128, (free as u128) << n)
+    } else {
+        ((used as u128) << (-n), free as u128)
+    };
+    if strict {
+        lhs < rhs
+    } else {
+        lhs <= rhs
+    }
+}
+
+impl Mmu {
+    /// An MMU for `ports` ports with cells of `cell` bytes, the given pools, and one profile
+    /// per (port, PG) and per (port, queue) (`pg_profiles[port * 8 + pg]`).
+    pub fn new(
+        cell: Bytes,
+        pools: Vec<PoolSpec>,
+        pg_profiles: &[ProfileSpec],
+        queue_profiles: &[ProfileSpec],
+    ) -> Mmu {
+        let cell = cell.get().max(1);
+        let pools = pools
+            .into_iter()
+            .map(|spec| Pool {
+                size_cells: spec.size.get() / cell,
+                headroom_cells: spec.xoff.get() / cell,
+                spec,
+                shared_used: 0,
+                headroom_used: 0,
+                watermark: 0,
+            })
+            .collect();
+        let pgs = pg_profiles
+            .iter()
+            .map(|p| {
+                let h = p.headroom.unwrap_or(Headroom {
+                    xoff: Bytes(0),
+                    xon: Bytes(0),
+                    xon_offset: Bytes(0),
+                });
+                PgState {
+                    pool: p.pool,
+                    reserved: p.reserved.cells(Bytes(cell)),
+                    threshold: Some(p.threshold),
+                    headroom_cells: h.xoff.cells(Bytes(cell)),
+                    xon: h.xon,
+                    xon_offset: h.xon_offset,
+                    lossless: p.headroom.is_some(),
+                    ..PgState::default()
+                }
+            })
+            .collect();
+        let queues = queue_profiles
+            .iter()
+            .map(|p| QueueBuf {
+                pool: p.pool,
+                reserved: p.reserved.cells(Bytes(cell)),
+                threshold: Some(p.threshold),
+                ..QueueBuf::default()
+            })
+            .collect();
+        Mmu {
+            cell,
+            pools,
+            pgs,
+            queues,
+        }
+    }
+
+    /// Bytes per cell.
+    pub fn cell(&self) -> u64 {
+        self.cell
+    }
+
+    /// Cells a frame of `len` bytes occupies.
+    pub fn cells_for(&self, len: u64) -> u32 {
+        len.div_ceil(self.cell) as u32
+    }
+
+    /// Does `x` cells of shared use fit under `th` with the pool at `pool_used` cells (both
+    /// after admission)?
+    fn shared_fits(&self, th: Threshold, pool: usize, x: u64, pool_used: u64) -> bool {
+        let p = &self.pools[pool];
+        if pool_used > p.size_cells {
+            return false;
+        }
+        match th {
+            Threshold::Dynamic(n) => within_dynamic(n, x, p.size_cells - pool_used, false),
+            Threshold::Static(b) => x * self.cell <= b.get(),
+        }
+    }
+
+    /// Shared-space limit of a user of `pool` right now, in bytes (for reports and XON).
+    pub fn limit_bytes(&self, th: Threshold, pool: usize) -> u64 {
+        let p = &self.pools[pool];
+        match th {
+            Threshold::Dynamic(n) => {
+                let free = (p.size_cells.saturating_sub(p.shared_used)) * self.cell;
+                if n >= 0 {
+                    free << n
+                } else {
+                    free >> (-n)
+                }
+            }
+            Threshold::Static(b) => b.get(),
+        }
+    }
+
+    /// Where `cells` more cells would go for ingress (port, pg): Ok((reserved, shared,
+    /// headroom, crosses)) or the refusal.
+    fn plan_ingress(&self, i: usize, cells: u64) -> Result<(u64, u64, u64, bool), Refusal> {
+        let pg = &self.pgs[i];
+        let pool = &self.pools[pg.pool];
+        let to_headroom = |crosses: bool| {
+            let per_pg_ok =
+                pool.headroom_cells > 0 || pg.headroom_used + cells <= pg.headroom_cells;
+            let shared_ok =
+                pool.headroom_cells == 0 || pool.headroom_used + cells <= pool.headroom_cells;
+            if per_pg_ok && shared_ok {
+                Ok((0, 0, cells, crosses))
+            } else {
+                Err(Refusal::HeadroomFull)
+            }
+        };
+        if pg.lossless && pg.headroom_used > 0 {
+            return to_headroom(false);
+        }
+        let from_reserved = cells.min(pg.reserved - pg.reserved_used.min(pg.reserved));
+        let from_shared = cells - from_reserved;
+        if from_shared == 0 {
+            return Ok((from_reserved, 0, 0, false));
+        }
+        let th = pg.threshold.expect("PG has a threshold");
+        let x = pg.shared_used + from_shared;
+        if self.shared_fits(th, pg.pool, x, pool.shared_used + from_shared) {
+            Ok((from_reserved, from_shared, 0, false))
+        } else if pg.lossless {
+            to_headroom(!pg.xoff)
+        } else {
+            Err(Refusal::IngressLimit)
+        }
+    }
+
+    /// Where `cells` more cells would go for egress queue `j`: Ok((reserved, shared)).
+    fn plan_egress(&self, j: usize, cells: u64) -> Result<(u64, u64), Refusal> {
+        let q = &self.queues[j];
+        let from_reserved = cells.min(q.reserved - q.reserved_used.min(q.reserved));
+        let from_shared = cells - from_reserved;
+        if from_shared == 0 {
+            return Ok((from_reserved, 0));
+        }
+        let th = q.threshold.expect("queue has a threshold");
+        let pool_used = self.pools[q.pool].shared_used + from_shared;
+        if self.shared_fits(th, q.pool, q.shared_used + from_shared, pool_used) {
+            Ok((from_reserved, from_shared))
+        } else {
+            Err(Refusal::EgressLimit)
+        }
+    }
+
+    /// Admit a frame of `len` bytes arriving on (`in_port`, `pg`) for (`out_port`, `queue`):
+    /// both ingress and egress must accept, else nothing is charged.
+    pub fn admit(
+        &mut self,
+        in_port: usize,
+        pg: usize,
+        out_port: usize,
+        queue: usize,
+        len: u64,
+    ) -> Result<Admitted, Refusal> {
+        let cells = len.div_ceil(self.cell);
+        let i = in_port * PRIORITIES + pg;
+        let j = out_port * PRIORITIES + queue;
+        let (ir, is, ih, crosses) = match self.plan_ingress(i, cells) {
+            Ok(plan) => plan,
+            Err(r) => {
+                self.pgs[i].drop_packets += 1;
+                return Err(r);
+            }
+        };
+        let (er, es) = match self.plan_egress(j, cells) {
+            Ok(plan) => plan,
+            Err(r) => {
+                self.pgs[i].drop_packets += 1;
+                return Err(r);
+            }
+        };
+        // Commit ingress.
+        let pg_state = &mut self.pgs[i];
+        pg_state.reserved_used += ir;
+        pg_state.shared_used += is;
+        pg_state.headroom_used += ih;
+        pg_state.shared_watermark = pg_state.shared_watermark.max(pg_state.shared_used);
+        pg_state.headroom_watermark = pg_state.headroom_watermark.max(pg_state.headroom_used);
+        if crosses {
+            pg_state.xoff = true;
+        }
+        let ipool = &mut self.pools[pg_state.pool];
+        ipool.shared_used += is;
+        ipool.watermark = ipool.watermark.max(ipool.shared_used);
+        if ipool.headroom_cells > 0 {
+            ipool.headroom_used += ih;
+        }
+        // Commit egress.
+        let q = &mut self.queues[j];
+        q.reserved_used += er;
+        q.shared_used += es;
+        q.watermark = q.watermark.max(q.used());
+        q.shared_watermark = q.shared_watermark.max(q.shared_used);
+        let epool = &mut self.pools[q.pool];
+        epool.shared_used += es;
+        epool.watermark = epool.watermark.max(epool.shared_used);
+        Ok(Admitted {
+            cells: cells as u32,
+            xoff: crosses,
+            in_headroom: ih > 0,
+        })
+    }
+
+    /// Return the cells of a departed (or discarded) packet. Returns true when the ingress PG
+    /// was in XOFF and now meets the XON condition (the caller sends XON).
+    pub fn release(
+        &mut self,
+        in_port: usize,
+        pg: usize,
+        out_port: usize,
+        queue: usize,
+        cells: u32,
+    ) -> bool {
+        let cells = cells as u64;
+        // Egress: shared first, then reserved.
+        let q = &mut self.queues[out_port * PRIORITIES + queue];
+        let from_shared = cells.min(q.shared_used);
+        q.shared_used -= from_shared;
+        q.reserved_used -= (cells - from_shared).min(q.reserved_used);
+        let qpool = q.pool;
+        self.pools[qpool].shared_used -= from_shared;
+        // Ingress: headroom first, then shared, then reserved.
+        let i = in_port * PRIORITIES + pg;
+        let p = &mut self.pgs[i];
+        let from_headroom = cells.min(p.headroom_used);
+        p.headroom_used -= from_headroom;
+        let rest = cells - from_headroom;
+        let from_shared = rest.min(p.shared_used);
+        p.shared_used -= from_shared;
+        p.reserved_used -= (rest - from_shared).min(p.reserved_used);
+        let ppool = p.pool;
+        let pool = &mut self.pools[ppool];
+        pool.shared_used -= from_shared;
+        if pool.headroom_cells > 0 {
+            pool.headroom_used -= from_headroom.min(pool.headroom_used);
+        }
+        self.check_xon(i)
+    }
+
+    /// If PG `i` is in XOFF and meets the XON condition (no headroom in use and shared use
+    /// below max(xon, limit − xon_offset)), leave XOFF and return true.
+    pub fn check_xon(&mut self, i: usize) -> bool {
+        let p = &self.pgs[i];
+        if !p.xoff || p.headroom_used > 0 {
+            return false;
+        }
+        let used = p.shared_used * self.cell;
+        let limit = self.limit_bytes(p.threshold.expect("threshold"), p.pool);
+        let level = p.xon.get().max(limit.saturating_sub(p.xon_offset.get()));
+        if used == 0 || used < level {
+            self.pgs[i].xoff = false;
+            return true;
+        }
+        false
+    }
+
+    /// Clear all watermarks (SONiC `watermarkstat -c`).
+    pub fn clear_watermarks(&mut self) {
+        for p in &mut self.pools {
+            p.watermark = p.shared_used;
+        }
+        for g in &mut self.pgs {
+            g.shared_watermark = g.shared_used;
+            g.headroom_watermark = g.headroom_used;
+        }
+        for q in &mut self.queues {
+            q.watermark = q.used();
+            q.shared_watermark = q.shared_used;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One port, one lossless PG (0) and a big static egress queue: the acceptance scenario.
+    fn one_pg_mmu(reserved_cells: u64, headroom_cells: u64, pool_cells: u64) -> Mmu {
+        let cell = Bytes(256);
+        let pools = vec![
+            PoolSpec {
+                name: "ingress_lossless_pool".into(),
+                kind: PoolKind::Ingress,
+                size: Bytes(pool_cells * 256),
+                xoff: Bytes(0),
+            },
+            PoolSpec {
+                name: "egress_lossless_pool".into(),
+                kind: PoolKind::Egress,
+                size: Bytes(1 << 30),
+                xoff: Bytes(0),
+            },
+        ];
+        let pg = ProfileSpec {
+            pool: 0,
+            reserved: Bytes(reserved_cells * 256),
+            threshold: Threshold::Dynamic(0),
+            headroom: Some(Headroom {
+                xoff: Bytes(headroom_cells * 256),
+                xon: Bytes(0),
+                xon_offset: Bytes(2 * 256),
+            }),
+        };
+        let q = ProfileSpec {
+            pool: 1,
+            reserved: Bytes(0),
+            threshold: Threshold::Static(Bytes(1 << 30)),
+            headroom: None,
+        };
+        Mmu::new(cell, pools, &vec![pg; 8], &vec![q; 8])
+    }
+
+    #[test]
+    fn xoff_at_packet_16401_then_headroom_then_drop_at_16601() {
+        let mut mmu = one_pg_mmu(16, 200, 32_768);
+        let mut first_xoff = None;
+        let mut first_headroom = None;
+        let mut first_drop = None;
+        for n in 1..=17_000u64 {
+            match mmu.admit(0, 0, 0, 0, 64) {
+                Ok(a) => {
+                    if a.xoff {
+                        assert!(first_xoff.is_none(), "XOFF twice");
+                        first_xoff = Some(n);
+                    }
+                    if a.in_headroom && first_headroom.is_none() {
+                        first_headroom = Some(n);
+                    }
+                }
+                Err(r) => {
+                    assert_eq!(r, Refusal::HeadroomFull);
+                    first_drop.get_or_insert(n);
+                }
+            }
+        }
+        assert_eq!(first_xoff, Some(16_401));
+        assert_eq!(first_headroom, Some(16_401));
+        assert_eq!(first_drop, Some(16_601));
+        let pg = &mmu.pgs[0];
+        assert_eq!(pg.reserved_used, 16);
+        assert_eq!(pg.shared_used, 16_384);
+        assert_eq!(pg.headroom_used, 200);
+        assert_eq!(pg.drop_packets, 17_000 - 16_600);
+        assert_eq!(mmu.pools[0].shared_used, 16_384);
+    }
+
+    #[test]
+    fn xon_only_after_headroom_empty_and_below_hysteresis() {
+        let mut mmu = one_pg_mmu(16, 200, 32_768);
+        for _ in 0..16_450 {
+            mmu.admit(0, 0, 0, 0, 64).unwrap();
+        }
+        assert!(mmu.pgs[0].xoff);
+        // 50 headroom cells release first: no XON while headroom is in use.
+        for _ in 0..49 {
+            assert!(!mmu.release(0, 0, 0, 0, 1));
+        }
+        assert_eq!(mmu.pgs[0].headroom_used, 1);
+        // Headroom now empties, but shared (16384) is not below limit − offset yet:
+        // limit = S − X = 32768 − 16384 = 16384 cells, minus 2 cells offset.
+        assert!(!mmu.release(0, 0, 0, 0, 1));
+        assert_eq!(mmu.pgs[0].headroom_used, 0);
+        // 16384 → 16383: limit is then 16385, level 16383: 16383 < 16383 fails.
+        assert!(!mmu.release(0, 0, 0, 0, 1));
+        // 16382 < limit(16386) − 2 = 16384: XON.
+        assert!(mmu.release(0, 0, 0, 0, 1));
+        assert!(!mmu.pgs[0].xoff);
+    }
+
+    #[test]
+    fn lossy_pg_drops_at_its_limit() {
+        let mut mmu = one_pg_mmu(0, 0, 1000);
+        mmu.pgs[0].lossless = false;
+        let admitted = (0..1000)
+            .filter(|_| mmu.admit(0, 0, 0, 0, 64).is_ok())
+            .count();
+        assert_eq!(admitted, 500);
+        assert_eq!(mmu.admit(0, 0, 0, 0, 64), Err(Refusal::IngressLimit));
+    }
+
+    #[test]
+    fn fractional_alpha_is_exact() {
+        // α = 1/8 over 900 cells: x ≤ (900 − x)/8 ⇔ 9x ≤ 900 ⇔ x ≤ 100.
+        let mut mmu = one_pg_mmu(0, 0, 900);
+        mmu.pgs[0].lossless = false;
+        mmu.pgs[0].threshold = Some(Threshold::Dynamic(-3));
+        let admitted = (0..200)
+            .filter(|_| mmu.admit(0, 0, 0, 0, 1).is_ok())
+            .count();
+        assert_eq!(admitted, 100);
+    }
+
+    #[test]
+    fn egress_refusal_charges_nothing() {
+        let mut mmu = one_pg_mmu(0, 0, 1000);
+        mmu.queues[0].threshold = Some(Threshold::Static(Bytes(256 * 3)));
+        for _ in 0..3 {
+            mmu.admit(0, 0, 0, 0, 200).unwrap();
+        }
+        assert_eq!(mmu.admit(0, 0, 0, 0, 200), Err(Refusal::EgressLimit));
+        assert_eq!(mmu.pgs[0].shared_used, 3);
+        assert_eq!(mmu.pools[0].shared_used, 3);
+    }
+
+    #[test]
+    fn shared_headroom_pool_bounds_the_sum() {
+        let mut mmu = one_pg_mmu(0, 0, 10);
+        mmu.pools[0].headroom_cells = 5;
+        for pg in [0usize, 1] {
+            mmu.pgs[pg].lossless = true;
+        }
+        // Fill shared: x ≤ 10 − x → 5 cells for PG 0.
+        for _ in 0..5 {
+            mmu.admit(0, 0, 0, 0, 256).unwrap();
+        }
+        let a = mmu.admit(0, 0, 0, 0, 256).unwrap();
+        assert!(a.xoff && a.in_headroom);
+        for _ in 0..4 {
+            mmu.admit(0, 0, 0, 0, 256).unwrap();
+        }
+        assert_eq!(mmu.admit(0, 0, 0, 0, 256), Err(Refusal::HeadroomFull));
+        assert_eq!(mmu.pools[0].headroom_used, 5);
+    }
+}

@@ -1,0 +1,454 @@
+//! Units of the switch model: time in picoseconds, rates in bits per second, sizes in bytes,
+//! cable lengths in metres. Parsing accepts the spellings of the scenario files
+//! (`100G`, `16MB`, `32KiB`, `1.5ms`, `2m`); display picks a readable unit.
+
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub, SubAssign};
+
+/// Bytes a frame occupies on the wire besides its own length: preamble + SFD (8) and the
+/// minimum inter-frame gap (12).
+pub const WIRE_OVERHEAD: u64 = 20;
+
+/// Propagation delay of one metre of cable (fibre or twinax, ≈ 1.98e8 m/s): 5 ns.
+pub const PROPAGATION_PER_METRE: Time = Time(5_000);
+
+/// A point in time or a duration, in picoseconds (exact at 800G, where a bit is 1.25 ps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+impl Time {
+    /// Time zero, the start of a run.
+    pub const ZERO: Time = Time(0);
+    /// The end of all time; used as "never".
+    pub const MAX: Time = Time(u64::MAX);
+
+    /// `n` picoseconds.
+    pub const fn from_ps(n: u64) -> Time {
+        Time(n)
+    }
+    /// `n` nanoseconds.
+    pub const fn from_ns(n: u64) -> Time {
+        Time(n * 1_000)
+    }
+    /// `n` microseconds.
+    pub const fn from_us(n: u64) -> Time {
+        Time(n * 1_000_000)
+    }
+    /// `n` milliseconds.
+    pub const fn from_ms(n: u64) -> Time {
+        Time(n * 1_000_000_000)
+    }
+    /// Picoseconds.
+    pub const fn as_ps(self) -> u64 {
+        self.0
+    }
+    /// Seconds as a float (for reports).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-12
+    }
+    /// `self + d`, saturating at [`Time::MAX`].
+    pub const fn saturating_add(self, d: Time) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+    /// `self - d`, saturating at zero.
+    pub const fn saturating_sub(self, d: Time) -> Time {
+        Time(self.0.saturating_sub(d.0))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, rhs: Time) -> Time {
+        Time(self.0 + rhs.0)
+    }
+}
+impl AddAssign for Time {
+    fn add_assign(&mut self, rhs: Time) {
+        self.0 += rhs.0;
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, rhs: Time) -> Time {
+        Time(self.0 - rhs.0)
+    }
+}
+impl SubAssign for Time {
+    fn sub_assign(&mut self, rhs: Time) {
+        self.0 -= rhs.0;
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        let (div, unit) = if ps >= 1_000_000_000_000 {
+            (1e12, "s")
+        } else if ps >= 1_000_000_000 {
+            (1e9, "ms")
+        } else if ps >= 1_000_000 {
+            (1e6, "us")
+        } else if ps >= 1_000 {
+            (1e3, "ns")
+        } else {
+            return write!(f, "{ps}ps");
+        };
+        write_trimmed(f, ps as f64 / div, unit)
+    }
+}
+
+/// A link or drain rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    /// `n` Gb/s.
+    pub const fn gbps(n: u64) -> Rate {
+        Rate(n * 1_000_000_000)
+    }
+    /// Bits per second.
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    /// Time to send `bits` bits at this rate, rounded to the nearest picosecond
+    /// (exact for every standard Ethernet speed).
+    pub fn time_for_bits(self, bits: u64) -> Time {
+        let num = bits as u128 * 1_000_000_000_000u128;
+        let r = self.0.max(1) as u128;
+        Time(((num + r / 2) / r) as u64)
+    }
+    /// Time to send `bytes` bytes at this rate.
+    pub fn time_for_bytes(self, bytes: u64) -> Time {
+        self.time_for_bits(bytes * 8)
+    }
+    /// How long a frame of `len` bytes (FCS included) occupies the wire: `(len + 20) × 8`
+    /// bit times (preamble, SFD and inter-frame gap included).
+    pub fn wire_time(self, len: u64) -> Time {
+        self.time_for_bytes(len + WIRE_OVERHEAD)
+    }
+    /// Length of a pause of `quanta` pause quanta (512 bit times each) at this rate.
+    pub fn pause_time(self, quanta: u16) -> Time {
+        self.time_for_bits(quanta as u64 * 512)
+    }
+    /// Bytes this rate moves in `t` (floor).
+    pub fn bytes_in(self, t: Time) -> u64 {
+        (self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000_000u128) as u64
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        let (div, unit) = if b >= 1_000_000_000_000 {
+            (1e12, "T")
+        } else if b >= 1_000_000_000 {
+            (1e9, "G")
+        } else if b >= 1_000_000 {
+            (1e6, "M")
+        } else if b >= 1_000 {
+            (1e3, "K")
+        } else {
+            return write!(f, "{b}bps");
+        };
+        write_trimmed(f, b as f64 / div, unit)
+    }
+}
+
+/// A size in bytes (buffers, thresholds, frames). Frame sizes count the 4-byte FCS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// `n` kibibytes.
+    pub const fn kib(n: u64) -> Bytes {
+        Bytes(n * 1024)
+    }
+    /// Number of bytes.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+    /// Cells of `cell` bytes needed to hold this many bytes (rounded up).
+    pub const fn cells(self, cell: Bytes) -> u64 {
+        self.0.div_ceil(cell.0)
+    }
+}
+
+impl Add for Bytes {
+    type Output = Bytes;
+    fn add(self, rhs: Bytes) -> Bytes {
+        Bytes(self.0 + rhs.0)
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b >= 1 << 20 && b % 1024 == 0 && (b >> 10) % 1024 == 0 {
+            write!(f, "{}MiB", b >> 20)
+        } else if b >= 1_000_000 && b % 1_000_000 == 0 {
+            write!(f, "{}MB", b / 1_000_000)
+        } else if b >= 1024 && b % 1024 == 0 {
+            write!(f, "{}KiB", b >> 10)
+        } else if b >= 1000 && b % 1000 == 0 {
+            write!(f, "{}KB", b / 1000)
+        } else {
+            write!(f, "{b}B")
+        }
+    }
+}
+
+/// A cable length in millimetres (propagation is 5 ns per metre).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Length(pub u64);
+
+impl Length {
+    /// One-way propagation delay over this cable.
+    pub fn propagation(self) -> Time {
+        Time(self.0 * PROPAGATION_PER_METRE.0 / 1000)
+    }
+}
+
+impl fmt::Display for Length {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_trimmed(f, self.0 as f64 / 1000.0, "m")
+    }
+}
+
+fn write_trimmed(f: &mut fmt::Formatter<'_>, v: f64, unit: &str) -> fmt::Result {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    write!(f, "{s}{unit}")
+}
+
+/// Why a unit string did not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnitError {
+    /// The text that was given.
+    pub input: String,
+    /// What was expected, e.g. "a rate such as 100G, 25G or 400M".
+    pub expected: &'static str,
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not {}", self.input, self.expected)
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+/// Splits "1.5ms" into (1.5 as an exact decimal, "ms").
+fn split_number(s: &str) -> Option<(Decimal, &str)> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    Some((Decimal::parse(num)?, unit.trim()))
+}
+
+/// A non-negative decimal kept exact as mantissa / 10^scale.
+#[derive(Clone, Copy)]
+struct Decimal {
+    mantissa: u128,
+    scale: u32,
+}
+
+impl Decimal {
+    fn parse(s: &str) -> Option<Decimal> {
+        if s.is_empty() || s == "." {
+            return None;
+        }
+        let (int, frac) = match s.split_once('.') {
+            Some((i, f)) => (i, f),
+            None => (s, ""),
+        };
+        if frac.contains('.') || frac.len() > 12 || int.len() > 20 {
+            return None;
+        }
+        let digits = format!("{int}{frac}");
+        let mantissa: u128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().ok()?
+        };
+        Some(Decimal {
+            mantissa,
+            scale: frac.len() as u32,
+        })
+    }
+
+    /// `self × mult` if that is a whole number that fits in u64.
+    fn times(self, mult: u128) -> Option<u64> {
+        let p = self.mantissa.checked_mul(mult)?;
+        let d = 10u128.pow(self.scale);
+        if p % d != 0 {
+            return None;
+        }
+        u64::try_from(p / d).ok()
+    }
+}
+
+impl core::str::FromStr for Time {
+    type Err = UnitError;
+    /// Parses `500ns`, `1.5ms`, `5us`, `2s`, `100ps`. A bare `0` is zero.
+    fn from_str(s: &str) -> Result<Time, UnitError> {
+        let err = || UnitError {
+            input: s.to_string(),
+            expected: "a time such as 500ns, 5us, 1.5ms or 2s",
+        };
+        let (n, unit) = split_number(s).ok_or_else(err)?;
+        let mult: u128 = match unit {
+            "ps" => 1,
+            "ns" => 1_000,
+            "us" | "µs" => 1_000_000,
+            "ms" => 1_000_000_000,
+            "s" => 1_000_000_000_000,
+            "" if n.mantissa == 0 => 1,
+            _ => return Err(err()),
+        };
+        n.times(mult).map(Time).ok_or_else(err)
+    }
+}
+
+impl core::str::FromStr for Rate {
+    type Err = UnitError;
+    /// Parses `100G`, `25G`, `400M`, `1.5G`, `10Gbps`, `800K`.
+    fn from_str(s: &str) -> Result<Rate, UnitError> {
+        let err = || UnitError {
+            input: s.to_string(),
+            expected: "a rate such as 100G, 25G or 400M (bits per second)",
+        };
+        let (n, unit) = split_number(s).ok_or_else(err)?;
+        let unit = unit
+            .strip_suffix("bps")
+            .or_else(|| unit.strip_suffix("b/s"))
+            .unwrap_or(unit);
+        let mult: u128 = match unit {
+            "" => 1,
+            "K" | "k" => 1_000,
+            "M" => 1_000_000,
+            "G" => 1_000_000_000,
+            "T" => 1_000_000_000_000,
+            _ => return Err(err()),
+        };
+        match n.times(mult) {
+            Some(0) | None => Err(err()),
+            Some(v) => Ok(Rate(v)),
+        }
+    }
+}
+
+impl core::str::FromStr for Bytes {
+    type Err = UnitError;
+    /// Parses `1518`, `1518B`, `32KiB`, `16MB`, `2.5MiB`, `1GB` (KB = 1000, KiB = 1024).
+    fn from_str(s: &str) -> Result<Bytes, UnitError> {
+        let err = || UnitError {
+            input: s.to_string(),
+            expected: "a size such as 1518B, 32KiB (1024) or 16MB (1000)",
+        };
+        let (n, unit) = split_number(s).ok_or_else(err)?;
+        let mult: u128 = match unit {
+            "" | "B" => 1,
+            "KB" | "kB" => 1_000,
+            "KiB" => 1 << 10,
+            "MB" => 1_000_000,
+            "MiB" => 1 << 20,
+            "GB" => 1_000_000_000,
+            "GiB" => 1 << 30,
+            _ => return Err(err()),
+        };
+        n.times(mult).map(Bytes).ok_or_else(err)
+    }
+}
+
+impl core::str::FromStr for Length {
+    type Err = UnitError;
+    /// Parses `2m`, `0.5m`, `100m`, `30cm`, `1km`.
+    fn from_str(s: &str) -> Result<Length, UnitError> {
+        let err = || UnitError {
+            input: s.to_string(),
+            expected: "a cable length such as 2m, 0.5m or 1km",
+        };
+        let (n, unit) = split_number(s).ok_or_else(err)?;
+        let mult: u128 = match unit {
+            "mm" => 1,
+            "cm" => 10,
+            "m" => 1_000,
+            "km" => 1_000_000,
+            _ => return Err(err()),
+        };
+        n.times(mult).map(Length).ok_or_else(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_time_of_standard_frames_at_100g() {
+        let r: Rate = "100G".parse().unwrap();
+        assert_eq!(r.wire_time(64), Time(6_720));
+        assert_eq!(r.wire_time(1518), Time(123_040));
+        assert_eq!(r.wire_time(4158), Time(334_240));
+        assert_eq!(r.wire_time(9216), Time(738_880));
+    }
+
+    #[test]
+    fn bit_time_is_exact_at_800g() {
+        let r: Rate = "800G".parse().unwrap();
+        assert_eq!(r.time_for_bits(8), Time(10));
+        assert_eq!(r.pause_time(1), Time(640));
+    }
+
+    #[test]
+    fn pause_quanta_match_the_table() {
+        for (speed, one_quantum_ps) in [
+            ("10G", 51_200),
+            ("25G", 20_480),
+            ("40G", 12_800),
+            ("50G", 10_240),
+            ("100G", 5_120),
+            ("200G", 2_560),
+            ("400G", 1_280),
+            ("800G", 640),
+        ] {
+            let r: Rate = speed.parse().unwrap();
+            assert_eq!(r.pause_time(1), Time(one_quantum_ps), "{speed}");
+            assert_eq!(
+                r.pause_time(0xFFFF),
+                Time(one_quantum_ps * 0xFFFF),
+                "{speed}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_and_display_round_trip() {
+        assert_eq!("16MB".parse::<Bytes>().unwrap(), Bytes(16_000_000));
+        assert_eq!("32KiB".parse::<Bytes>().unwrap(), Bytes(32_768));
+        assert_eq!("1518".parse::<Bytes>().unwrap(), Bytes(1518));
+        assert_eq!("2.5MiB".parse::<Bytes>().unwrap(), Bytes(2_621_440));
+        assert_eq!("1.5ms".parse::<Time>().unwrap(), Time(1_500_000_000));
+        assert_eq!("5us".parse::<Time>().unwrap(), Time::from_us(5));
+        assert_eq!("0".parse::<Time>().unwrap(), Time::ZERO);
+        assert_eq!(
+            "2m".parse::<Length>().unwrap().propagation(),
+            Time::from_ns(10)
+        );
+        assert_eq!("25G".parse::<Rate>().unwrap(), Rate(25_000_000_000));
+        assert_eq!(Time(1_500_000_000).to_string(), "1.5ms");
+        assert_eq!(Rate::gbps(100).to_string(), "100G");
+        assert_eq!(Bytes(32_768).to_string(), "32KiB");
+        assert_eq!(Bytes(16_000_000).to_string(), "16MB");
+        for bad in ["", "G", "12X", "1.2.3G", "0G", "-5G", "1.0000001b"] {
+            assert!(bad.parse::<Rate>().is_err(), "{bad}");
+        }
+        assert!("1.5B".parse::<Bytes>().is_err());
+        assert!(
+            "5".parse::<Time>().is_err(),
+            "a time needs a unit unless it is 0"
+        );
+    }
+}
