@@ -1,1 +1,28 @@
-pub fn x() {}
+//! # lossless-pipeline
+//!
+//! The packet path of the switch, P4/PSA shaped:
+//!
+//! ```text
+//! parser → classify → forward (L2 FDB | L3 LPM + groups) → traffic manager
+//!        (admit, PFC, WRED/ECN, enqueue, schedule) → egress rewrite → port
+//! ```
+//!
+//! * [`packet`]: a frame (held bytes + declared length) and its metadata.
+//! * [`wire`]: PFC / PAUSE and RoCEv2 BTH codecs, in-place header edits.
+//! * [`parser`]: frame bytes → header vector, or a [`drop_reason::DropReason`].
+//! * [`forward`]: FDB and LPM tables.
+//! * [`config`]: the typed switch configuration; [`presets`]: small ready-made ones.
+//! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time.
+
+pub mod config;
+pub mod counters;
+pub mod drop_reason;
+pub mod forward;
+pub mod packet;
+pub mod parser;
+pub mod presets;
+pub mod switch;
+pub mod wire;
+
+pub use packet::{Meta, Packet};
+pub use switch::Switch;

@@ -1,0 +1,174 @@
+//! The typed configuration of one switch, as the YAML loader resolves it: no strings past
+//! this point except names for reports. Every field is already validated and defaulted.
+
+use lossless_buffer_model::mmu::{PoolSpec, ProfileSpec};
+use lossless_buffer_model::scheduler::Discipline;
+use lossless_buffer_model::watchdog::WatchdogConfig;
+use lossless_buffer_model::wred::WredProfile;
+use lossless_buffer_model::{Bytes, Length, Rate, Time, PRIORITIES};
+
+/// One front-panel port.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortConfig {
+    /// SONiC-style name, e.g. `Ethernet0`.
+    pub name: String,
+    /// Line rate.
+    pub speed: Rate,
+    /// Cable to the peer (sets propagation and the headroom minimum).
+    pub cable: Length,
+    /// Largest frame accepted, FCS included (vendors' "9216 jumbo MTU").
+    pub mtu: u32,
+    /// MAC address used as the source of PFC frames and routed frames.
+    pub mac: [u8; 6],
+}
+
+/// Which header field classifies a packet into a traffic class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// IP DSCP through `dscp_to_tc` (non-IP frames: PCP if tagged, else TC 0).
+    Dscp,
+    /// VLAN PCP through `dot1p_to_tc` (untagged frames: TC 0).
+    Dot1p,
+}
+
+/// QoS maps and PFC settings (SONiC names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QosConfig {
+    /// Classification source.
+    pub trust: Trust,
+    /// DSCP → traffic class.
+    pub dscp_to_tc: [u8; 64],
+    /// 802.1p PCP → traffic class.
+    pub dot1p_to_tc: [u8; PRIORITIES],
+    /// Traffic class → ingress priority group.
+    pub tc_to_pg: [u8; PRIORITIES],
+    /// Traffic class → egress queue.
+    pub tc_to_queue: [u8; PRIORITIES],
+    /// Traffic class → PCP written into the outer tag at egress (None: leave PCP alone).
+    pub tc_to_dot1p: Option<[u8; PRIORITIES]>,
+    /// Bitmap of PFC-enabled priorities (priority p = traffic class p).
+    pub pfc_enable: u8,
+    /// Quanta carried by XOFF frames.
+    pub pause_quanta: u16,
+    /// How long after a PFC frame arrives this switch may still start frames.
+    pub pfc_response: Time,
+    /// Scheduling discipline per queue.
+    pub scheduler: [Discipline; PRIORITIES],
+    /// WRED/ECN profile per queue.
+    pub queue_wred: [Option<WredProfile>; PRIORITIES],
+    /// PFC watchdog, if enabled.
+    pub pfcwd: Option<WatchdogConfig>,
+}
+
+impl QosConfig {
+    /// PFC priorities whose traffic enters priority group `pg`.
+    pub fn priorities_of_pg(&self, pg: u8) -> u8 {
+        (0..PRIORITIES).fold(0u8, |m, t| {
+            m | (((self.pfc_enable >> t) & 1 == 1 && self.tc_to_pg[t] == pg) as u8) << t
+        })
+    }
+    /// PFC priorities whose traffic leaves through queue `q`.
+    pub fn priorities_of_queue(&self, q: u8) -> u8 {
+        (0..PRIORITIES).fold(0u8, |m, t| m | ((self.tc_to_queue[t] == q) as u8) << t)
+    }
+}
+
+/// An ECMP / DLB group member: the port and the next hop's MAC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextHop {
+    /// Egress port index.
+    pub port: u16,
+    /// MAC of the next hop.
+    pub mac: [u8; 6],
+}
+
+/// How a group picks a member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupMode {
+    /// 5-tuple hash modulo the member count (ECMP).
+    Hash,
+    /// Round robin per packet.
+    PerPacket,
+    /// Always the first member.
+    Fixed,
+}
+
+/// A next-hop group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// Name for reports.
+    pub name: String,
+    /// Member selection.
+    pub mode: GroupMode,
+    /// Members.
+    pub members: Vec<NextHop>,
+}
+
+/// Where a route sends packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteTarget {
+    /// One next hop.
+    NextHop(NextHop),
+    /// A group, by index.
+    Group(u16),
+}
+
+/// An L3 route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Destination prefix (IPv4 addresses are mapped into ::ffff:0:0/96).
+    pub prefix: u128,
+    /// Prefix length over the 128-bit form.
+    pub len: u8,
+    /// Target.
+    pub target: RouteTarget,
+}
+
+/// Map an IPv4 address into the 128-bit space routes use.
+pub fn v4_key(a: [u8; 4]) -> u128 {
+    0xFFFF_0000_0000u128 | u32::from_be_bytes(a) as u128
+}
+
+/// Forwarding mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forwarding {
+    /// VLAN-aware MAC learning and flooding.
+    L2 {
+        /// Static FDB entries (vid, MAC, port).
+        static_fdb: Vec<(u16, [u8; 6], u16)>,
+        /// Maximum learned entries.
+        fdb_size: usize,
+    },
+    /// Longest-prefix-match routing.
+    L3 {
+        /// Routes.
+        routes: Vec<Route>,
+        /// Next-hop groups.
+        groups: Vec<Group>,
+    },
+}
+
+/// Everything one switch needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchConfig {
+    /// Switch name.
+    pub name: String,
+    /// Ports, index = port number.
+    pub ports: Vec<PortConfig>,
+    /// Time from the last bit in to the earliest first bit out.
+    pub pipeline_latency: Time,
+    /// Buffer cell size.
+    pub cell: Bytes,
+    /// Pools.
+    pub pools: Vec<PoolSpec>,
+    /// Profile of each (port, PG), index `port * 8 + pg`.
+    pub pg_profiles: Vec<ProfileSpec>,
+    /// Profile of each (port, queue), index `port * 8 + queue`.
+    pub queue_profiles: Vec<ProfileSpec>,
+    /// QoS maps, PFC, scheduler, WRED, watchdog.
+    pub qos: QosConfig,
+    /// Forwarding.
+    pub forwarding: Forwarding,
+    /// Seed of the switch's RNG (WRED).
+    pub seed: u64,
+}

@@ -1,0 +1,72 @@
+//! Counters in the shapes of SONiC's `portstat`, `pfcstat` and `queuestat`.
+
+use lossless_buffer_model::PRIORITIES;
+
+/// Per-priority PFC frame counters of one port (`pfcstat`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PfcCounters {
+    /// PFC frames sent that paused priority p (time > 0).
+    pub tx_xoff: [u64; PRIORITIES],
+    /// PFC frames sent that resumed priority p (time 0).
+    pub tx_xon: [u64; PRIORITIES],
+    /// PFC frames received that paused priority p.
+    pub rx_xoff: [u64; PRIORITIES],
+    /// PFC frames received that resumed priority p.
+    pub rx_xon: [u64; PRIORITIES],
+}
+
+impl PfcCounters {
+    /// Count a frame with class-enable vector `enable` and `quanta`, sent or received.
+    pub fn count(
+        xoff: &mut [u64; PRIORITIES],
+        xon: &mut [u64; PRIORITIES],
+        enable: u8,
+        quanta: &[u16; PRIORITIES],
+    ) {
+        for p in 0..PRIORITIES {
+            if enable & (1 << p) != 0 {
+                if quanta[p] > 0 {
+                    xoff[p] += 1;
+                } else {
+                    xon[p] += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Frame and byte counters of one port (`portstat`); bytes count the FCS.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Frames received (good or bad).
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames sent (PFC frames included).
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// PFC frames sent (any priority).
+    pub tx_pfc_frames: u64,
+    /// PFC frames received and acted on.
+    pub rx_pfc_frames: u64,
+    /// PFC per priority.
+    pub pfc: PfcCounters,
+}
+
+/// Counters of one egress queue (`queuestat`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    /// Frames sent from this queue.
+    pub tx_packets: u64,
+    /// Bytes sent from this queue.
+    pub tx_bytes: u64,
+    /// Frames dropped on their way into (or out of) this queue.
+    pub drop_packets: u64,
+    /// Bytes dropped.
+    pub drop_bytes: u64,
+    /// Frames marked CE here.
+    pub ecn_marked: u64,
+    /// Non-ECT frames dropped by WRED here.
+    pub wred_drops: u64,
+}

@@ -1,0 +1,656 @@
+//! `Switch`: parser, match-action stages and traffic manager as one sans-IO state machine.
+//!
+//! An engine drives it with explicit time (design §2):
+//!
+//! ```text
+//! sw.receive(port, packet, now);                 // last bit of a frame arrived on `port`
+//! sw.poll_transmit(port, now) -> Option<Packet>  // frame to start on `port` now (PFC first)
+//! sw.poll_timeout() -> Option<Time>              // earliest time something can happen
+//! sw.handle_timeout(now);                        // PFC refresh, watchdog polls
+//! ```
+//!
+//! The switch models each transmitter: `poll_transmit` returns a frame only when the port's
+//! previous frame has finished serializing (`(len + 20) × 8` bit times), so both the
+//! simulator and the TAP engine get line-rate shaping from the same code.
+
+use crate::config::{v4_key, Forwarding, SwitchConfig, Trust};
+use crate::counters::{PfcCounters, PortCounters, QueueCounters};
+use crate::drop_reason::{DropCounters, DropReason};
+use crate::forward::{Fdb, L2Decision, Lpm};
+use crate::packet::{IpAt, Packet};
+use crate::parser::{self, MacControl, Parsed, L3};
+use crate::wire::{edit, pfc as pfc_wire};
+use lossless_buffer_model::mmu::{Mmu, Refusal};
+use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
+use lossless_buffer_model::scheduler::Scheduler;
+use lossless_buffer_model::watchdog::{Observation, QueueWatchdog, Transition, WatchdogAction};
+use lossless_buffer_model::wred::{MarkAt, Verdict};
+use lossless_buffer_model::{Bytes, Time, PRIORITIES};
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::VecDeque;
+
+/// Initial capacity of each egress queue (frames); grows only past it.
+const QUEUE_CAPACITY: usize = 1024;
+/// Spare frame buffers kept for reuse.
+const SPARE_BUFFERS: usize = 256;
+
+/// State of one port.
+#[derive(Debug)]
+pub struct Port {
+    /// Link is up (frames can arrive and leave).
+    pub link_up: bool,
+    /// Transmitter enabled (`tx: disable` holds frames in the queues).
+    pub tx_enabled: bool,
+    /// The frame being sent finishes at this time.
+    pub busy_until: Time,
+    queues: [VecDeque<Packet>; PRIORITIES],
+    sched: Scheduler,
+    /// Pause timers set by PFC frames received on this port.
+    pub pause: PauseTimers,
+    pfc: PfcGenerator,
+    /// Frame, byte and PFC counters.
+    pub counters: PortCounters,
+    /// Per-queue counters.
+    pub queue_counters: [QueueCounters; PRIORITIES],
+    /// PFC watchdog state per queue.
+    pub watchdog: [QueueWatchdog; PRIORITIES],
+}
+
+impl Port {
+    /// Frames waiting in queue `q`.
+    pub fn queue_len(&self, q: usize) -> usize {
+        self.queues[q].len()
+    }
+    /// Priorities this port is holding in XOFF toward its peer.
+    pub fn xoff_mask(&self) -> u8 {
+        self.pfc.xoff_mask()
+    }
+}
+
+enum Forwarder {
+    L2(Fdb),
+    L3(Lpm),
+}
+
+/// A switch: pipeline + traffic manager, driven by an engine with explicit time.
+pub struct Switch {
+    cfg: SwitchConfig,
+    ports: Vec<Port>,
+    mmu: Mmu,
+    fwd: Forwarder,
+    rng: Xoshiro256PlusPlus,
+    drops: DropCounters,
+    lossless_drops: u64,
+    ecn_marked: u64,
+    /// Latest time the engine has shown us.
+    now: Time,
+    /// PFC-enabled priorities of each queue's traffic.
+    queue_pfc: [u8; PRIORITIES],
+    next_watchdog_poll: Option<Time>,
+    spare: Vec<Vec<u8>>,
+}
+
+impl Switch {
+    /// Build a switch from a validated configuration.
+    pub fn new(cfg: SwitchConfig) -> Switch {
+        let quanta = cfg.qos.pause_quanta;
+        let ports = cfg
+            .ports
+            .iter()
+            .map(|p| Port {
+                link_up: true,
+                tx_enabled: true,
+                busy_until: Time::ZERO,
+                queues: core::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+                sched: Scheduler::new(cfg.qos.scheduler),
+                pause: PauseTimers::default(),
+                pfc: PfcGenerator::new(p.speed, quanta),
+                counters: PortCounters::default(),
+                queue_counters: Default::default(),
+                watchdog: Default::default(),
+            })
+            .collect();
+        let mmu = Mmu::new(
+            cfg.cell,
+            cfg.pools.clone(),
+            &cfg.pg_profiles,
+            &cfg.queue_profiles,
+        );
+        let fwd = match &cfg.forwarding {
+            Forwarding::L2 {
+                static_fdb,
+                fdb_size,
+            } => Forwarder::L2(Fdb::new(*fdb_size, static_fdb)),
+            Forwarding::L3 { routes, groups } => Forwarder::L3(Lpm::new(routes, groups.clone())),
+        };
+        let queue_pfc =
+            core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_enable);
+        Switch {
+            rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+            next_watchdog_poll: cfg.qos.pfcwd.map(|w| w.polling_interval),
+            cfg,
+            ports,
+            mmu,
+            fwd,
+            drops: DropCounters::default(),
+            lossless_drops: 0,
+            ecn_marked: 0,
+            now: Time::ZERO,
+            queue_pfc,
+            spare: Vec::with_capacity(SPARE_BUFFERS),
+        }
+    }
+
+    /// The configuration this switch was built from.
+    pub fn config(&self) -> &SwitchConfig {
+        &self.cfg
+    }
+    /// Port states and counters.
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+    /// Buffer accounting (pools, PGs, queues, watermarks).
+    pub fn mmu(&self) -> &Mmu {
+        &self.mmu
+    }
+    /// Frames dropped, by reason.
+    pub fn drops(&self) -> &DropCounters {
+        &self.drops
+    }
+    /// Frames of lossless PGs dropped by the MMU: must stay 0 in a well-built fabric.
+    pub fn lossless_drops(&self) -> u64 {
+        self.lossless_drops
+    }
+    /// Frames marked CE.
+    pub fn ecn_marked(&self) -> u64 {
+        self.ecn_marked
+    }
+    /// Learned FDB entries (L2 mode).
+    pub fn fdb_len(&self) -> usize {
+        match &self.fwd {
+            Forwarder::L2(f) => f.len(),
+            Forwarder::L3(_) => 0,
+        }
+    }
+
+    /// Give back a frame buffer the engine no longer needs (avoids allocation later).
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS {
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
+        if now > self.now {
+            self.now = now;
+        }
+    }
+
+    fn drop_frame(&mut self, reason: DropReason, pkt: Packet) {
+        self.drops.count(reason);
+        self.recycle(pkt.data);
+    }
+
+    /// A frame's last bit arrived on `port` at `now`.
+    pub fn receive(&mut self, port: usize, mut pkt: Packet, now: Time) {
+        self.advance(now);
+        let p = &mut self.ports[port];
+        p.counters.rx_packets += 1;
+        p.counters.rx_bytes += pkt.len as u64;
+        if !p.link_up {
+            return self.drop_frame(DropReason::PortDown, pkt);
+        }
+        let len = pkt.len;
+        if pkt.data.len() as u64 + 4 > len as u64 {
+            return self.drop_frame(DropReason::BadLength, pkt);
+        }
+        if len < 64 {
+            return self.drop_frame(DropReason::Runt, pkt);
+        }
+        if len > self.cfg.ports[port].mtu {
+            return self.drop_frame(DropReason::Giant, pkt);
+        }
+        let parsed = match parser::parse(&pkt.data, len) {
+            Ok(h) => h,
+            Err(r) => return self.drop_frame(r, pkt),
+        };
+        if let Some(mc) = parsed.mac_control {
+            return self.receive_mac_control(port, mc, pkt, now);
+        }
+        self.classify(port, &parsed, &mut pkt, now);
+        match &mut self.fwd {
+            Forwarder::L2(fdb) => {
+                let vid = parsed.outer_vlan().map_or(0, |v| v.vid);
+                fdb.learn(vid, parsed.src, port as u16);
+                match fdb.lookup(vid, parsed.dst) {
+                    L2Decision::Port(out) if out as usize == port => {
+                        self.drop_frame(DropReason::SamePort, pkt)
+                    }
+                    L2Decision::Port(out) => self.enqueue(out as usize, pkt, now),
+                    L2Decision::Flood => self.flood(port, pkt, now),
+                }
+            }
+            Forwarder::L3(lpm) => {
+                let (key, ok) = match parsed.l3 {
+                    L3::V4 { offset, dst, .. } => (
+                        v4_key(dst),
+                        edit::ipv4_decrement_ttl(&mut pkt.data[offset as usize..]),
+                    ),
+                    L3::V6 { offset, dst, .. } => (
+                        u128::from_be_bytes(dst),
+                        edit::ipv6_decrement_hop_limit(&mut pkt.data[offset as usize..]),
+                    ),
+                    L3::None => return self.drop_frame(DropReason::NotIp, pkt),
+                };
+                let Some(nh) = lpm.lookup(key, pkt.meta.flow_hash) else {
+                    return self.drop_frame(DropReason::NoRoute, pkt);
+                };
+                if !ok {
+                    return self.drop_frame(DropReason::TtlExpired, pkt);
+                }
+                let src = self.cfg.ports[nh.port as usize].mac;
+                edit::set_macs(&mut pkt.data, nh.mac, src);
+                self.enqueue(nh.port as usize, pkt, now);
+            }
+        }
+    }
+
+    /// Classify: traffic class from DSCP or PCP, then PG and queue; fill metadata.
+    fn classify(&self, port: usize, h: &Parsed, pkt: &mut Packet, now: Time) {
+        let q = &self.cfg.qos;
+        let pcp = h.outer_vlan().map(|v| v.pcp);
+        let (dscp, ecn, ip) = match h.l3 {
+            L3::V4 {
+                dscp, ecn, offset, ..
+            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V4(offset)),
+            L3::V6 {
+                dscp, ecn, offset, ..
+            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset)),
+            _ => (None, 0, IpAt::None),
+        };
+        let tc = match (q.trust, dscp, pcp) {
+            (Trust::Dscp, Some(d), _) => q.dscp_to_tc[d as usize],
+            (_, _, Some(p)) => q.dot1p_to_tc[p as usize],
+            _ => 0,
+        };
+        let m = &mut pkt.meta;
+        m.in_port = port as u16;
+        m.tc = tc;
+        m.pg = q.tc_to_pg[tc as usize];
+        m.queue = q.tc_to_queue[tc as usize];
+        m.flow_hash = h.flow_hash();
+        m.rx_time = now;
+        m.ready_time = now + self.cfg.pipeline_latency;
+        m.ip = ip;
+        m.ecn = ecn;
+    }
+
+    fn flood(&mut self, in_port: usize, pkt: Packet, now: Time) {
+        let targets: u64 = (0..self.ports.len())
+            .filter(|&o| o != in_port && self.ports[o].link_up)
+            .fold(0, |m, o| m | 1 << o);
+        if targets == 0 {
+            return self.drop_frame(DropReason::SamePort, pkt);
+        }
+        let last = 63 - targets.leading_zeros() as usize;
+        for o in 0..last {
+            if targets & (1 << o) != 0 {
+                let mut data = self.spare.pop().unwrap_or_default();
+                data.extend_from_slice(&pkt.data);
+                let copy = Packet {
+                    data,
+                    len: pkt.len,
+                    meta: pkt.meta,
+                };
+                self.enqueue(o, copy, now);
+            }
+        }
+        self.enqueue(last, pkt, now);
+    }
+
+    /// Buffer admission, WRED at enqueue, and queueing toward `out`.
+    fn enqueue(&mut self, out: usize, mut pkt: Packet, now: Time) {
+        let (in_port, pg, q) = (
+            pkt.meta.in_port as usize,
+            pkt.meta.pg as usize,
+            pkt.meta.queue as usize,
+        );
+        pkt.meta.out_port = out as u16;
+        if !self.ports[out].link_up {
+            return self.drop_queued(out, DropReason::PortDown, pkt);
+        }
+        if self.watchdog_action(out, q) == Some(WatchdogAction::Drop) {
+            self.ports[out].watchdog[q].dropped_packets += 1;
+            return self.drop_queued(out, DropReason::Watchdog, pkt);
+        }
+        let admitted = match self.mmu.admit(in_port, pg, out, q, pkt.len as u64) {
+            Ok(a) => a,
+            Err(r) => {
+                if self.mmu.pgs[in_port * PRIORITIES + pg].lossless {
+                    self.lossless_drops += 1;
+                }
+                let reason = match r {
+                    Refusal::IngressLimit => DropReason::IngressLimit,
+                    Refusal::HeadroomFull => DropReason::HeadroomFull,
+                    Refusal::EgressLimit => DropReason::EgressLimit,
+                };
+                return self.drop_queued(out, reason, pkt);
+            }
+        };
+        pkt.meta.cells = admitted.cells;
+        if admitted.xoff {
+            self.send_xoff(in_port, pg as u8);
+        }
+        if let Some(w) = self.cfg.qos.queue_wred[q] {
+            if w.mark_at == MarkAt::Enqueue {
+                let depth = (self.mmu.queues[out * PRIORITIES + q].used() - admitted.cells as u64)
+                    * self.mmu.cell();
+                if !self.apply_wred(out, q, depth, &mut pkt, now) {
+                    return;
+                }
+            }
+        }
+        self.ports[out].queues[q].push_back(pkt);
+    }
+
+    /// Run WRED on `pkt` (queued or about to be) at queue depth `depth` bytes. Returns false
+    /// when the packet was dropped (its cells released).
+    fn apply_wred(
+        &mut self,
+        out: usize,
+        q: usize,
+        depth: u64,
+        pkt: &mut Packet,
+        now: Time,
+    ) -> bool {
+        let w = self.cfg.qos.queue_wred[q].expect("queue has WRED");
+        let lossless =
+            self.mmu.pgs[pkt.meta.in_port as usize * PRIORITIES + pkt.meta.pg as usize].lossless;
+        let ect = pkt.meta.ecn != 0;
+        match w.decide(pkt.meta.color, Bytes(depth), ect, lossless, &mut self.rng) {
+            Verdict::Pass => true,
+            Verdict::Mark => {
+                self.mark_ce(pkt);
+                self.ports[out].queue_counters[q].ecn_marked += 1;
+                self.ecn_marked += 1;
+                true
+            }
+            Verdict::Drop => {
+                let p = core::mem::take(pkt);
+                self.release(&p, now);
+                self.ports[out].queue_counters[q].wred_drops += 1;
+                self.drop_queued(out, DropReason::Wred, p);
+                false
+            }
+        }
+    }
+
+    fn mark_ce(&mut self, pkt: &mut Packet) {
+        match pkt.meta.ip {
+            IpAt::V4(o) => edit::ipv4_mark_ce(&mut pkt.data[o as usize..]),
+            IpAt::V6(o) => edit::ipv6_mark_ce(&mut pkt.data[o as usize..]),
+            IpAt::None => {}
+        }
+        pkt.meta.ecn = edit::ECN_CE;
+    }
+
+    /// Count a drop against the egress queue it was headed for.
+    fn drop_queued(&mut self, out: usize, reason: DropReason, pkt: Packet) {
+        let qc = &mut self.ports[out].queue_counters[pkt.meta.queue as usize];
+        qc.drop_packets += 1;
+        qc.drop_bytes += pkt.len as u64;
+        self.drop_frame(reason, pkt);
+    }
+
+    /// Return a dequeued packet's cells; send XON if its PG now qualifies.
+    fn release(&mut self, pkt: &Packet, _now: Time) {
+        let m = &pkt.meta;
+        let (in_port, pg) = (m.in_port as usize, m.pg);
+        if self.mmu.release(
+            in_port,
+            pg as usize,
+            m.out_port as usize,
+            m.queue as usize,
+            m.cells,
+        ) {
+            let mask = self.cfg.qos.priorities_of_pg(pg);
+            self.ports[in_port].pfc.send_xon(mask);
+        }
+    }
+
+    /// Turn XOFF on for the priorities of (`port`, `pg`): the frame leaves ahead of all queues.
+    fn send_xoff(&mut self, port: usize, pg: u8) {
+        let mask = self.cfg.qos.priorities_of_pg(pg);
+        if mask != 0 {
+            self.ports[port].pfc.send_xoff(mask);
+        }
+    }
+
+    fn receive_mac_control(&mut self, port: usize, mc: MacControl, pkt: Packet, now: Time) {
+        match mc {
+            MacControl::Pause { .. } => self.drop_frame(DropReason::Pause8023xIgnored, pkt),
+            MacControl::Pfc { enable, quanta } => {
+                let enable = enable & self.cfg.qos.pfc_enable;
+                if enable == 0 {
+                    return self.drop_frame(DropReason::PfcNotEnabled, pkt);
+                }
+                let speed = self.cfg.ports[port].speed;
+                let p = &mut self.ports[port];
+                p.pause
+                    .apply(now + self.cfg.qos.pfc_response, enable, &quanta, speed);
+                p.counters.rx_pfc_frames += 1;
+                let c = &mut p.counters.pfc;
+                PfcCounters::count(&mut c.rx_xoff, &mut c.rx_xon, enable, &quanta);
+                self.recycle(pkt.data);
+            }
+        }
+    }
+
+    fn watchdog_action(&self, port: usize, q: usize) -> Option<WatchdogAction> {
+        let cfg = self.cfg.qos.pfcwd?;
+        self.ports[port].watchdog[q].stormed.then_some(cfg.action)
+    }
+
+    /// May queue `q` of `port` start a frame at `t` as far as PFC is concerned?
+    fn queue_paused(&self, port: usize, q: usize, t: Time) -> bool {
+        let prios = self.queue_pfc[q];
+        if prios == 0 || self.ports[port].pause.paused_mask(t) & prios == 0 {
+            return false;
+        }
+        !matches!(
+            self.watchdog_action(port, q),
+            Some(WatchdogAction::Drop | WatchdogAction::Forward)
+        )
+    }
+
+    /// The frame to start on `port` at `now`, if the transmitter is free: a pending PFC
+    /// frame first, then the scheduler's pick among ready, unpaused queues.
+    pub fn poll_transmit(&mut self, port: usize, now: Time) -> Option<Packet> {
+        self.advance(now);
+        let p = &self.ports[port];
+        if !p.link_up || !p.tx_enabled || p.busy_until > now {
+            return None;
+        }
+        let speed = self.cfg.ports[port].speed;
+        if let Some(req) = self.ports[port].pfc.take_frame(now) {
+            let mut data = self.spare.pop().unwrap_or_default();
+            pfc_wire::emit_pfc(&mut data, self.cfg.ports[port].mac, req.enable, &req.quanta);
+            let p = &mut self.ports[port];
+            let c = &mut p.counters;
+            PfcCounters::count(
+                &mut c.pfc.tx_xoff,
+                &mut c.pfc.tx_xon,
+                req.enable,
+                &req.quanta,
+            );
+            c.tx_pfc_frames += 1;
+            c.tx_packets += 1;
+            c.tx_bytes += pfc_wire::PFC_FRAME_LEN as u64;
+            p.busy_until = now + speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
+            let mut pkt = Packet::new(data, pfc_wire::PFC_FRAME_LEN);
+            pkt.meta.rx_time = now;
+            pkt.meta.ready_time = now;
+            return Some(pkt);
+        }
+        let ready: [Option<u32>; PRIORITIES] = core::array::from_fn(|q| {
+            let head = self.ports[port].queues[q].front()?;
+            (head.meta.ready_time <= now && !self.queue_paused(port, q, now)).then_some(head.len)
+        });
+        let q = self.ports[port].sched.select(|q| ready[q])?;
+        let mut pkt = self.ports[port].queues[q]
+            .pop_front()
+            .expect("selected queue has a head");
+        if self.ports[port].queues[q].is_empty() {
+            self.ports[port].sched.queue_emptied(q);
+        }
+        self.release(&pkt, now);
+        if let Some(w) = self.cfg.qos.queue_wred[q] {
+            if w.mark_at == MarkAt::Dequeue {
+                let depth = self.mmu.queues[port * PRIORITIES + q].used() * self.mmu.cell();
+                if !self.apply_wred(port, q, depth, &mut pkt, now) {
+                    // The transmitter stays free; the engine may poll again at once.
+                    return self.poll_transmit(port, now);
+                }
+            }
+        }
+        if let (Some(map), Some(tci)) = (self.cfg.qos.tc_to_dot1p, vlan_tci_offset(&pkt.data)) {
+            edit::set_pcp(&mut pkt.data, tci, map[pkt.meta.tc as usize]);
+        }
+        let p = &mut self.ports[port];
+        let qc = &mut p.queue_counters[q];
+        qc.tx_packets += 1;
+        qc.tx_bytes += pkt.len as u64;
+        p.counters.tx_packets += 1;
+        p.counters.tx_bytes += pkt.len as u64;
+        p.busy_until = now + speed.wire_time(pkt.len as u64);
+        Some(pkt)
+    }
+
+    /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now.
+    pub fn next_transmit(&self, port: usize) -> Option<Time> {
+        let p = &self.ports[port];
+        if !p.link_up || !p.tx_enabled {
+            return None;
+        }
+        let free = p.busy_until.max(self.now);
+        if p.pfc.has_pending() {
+            return Some(free);
+        }
+        let mut best: Option<Time> = None;
+        for q in 0..PRIORITIES {
+            let Some(head) = p.queues[q].front() else {
+                continue;
+            };
+            let mut t = head.meta.ready_time.max(free);
+            if self.queue_paused(port, q, t) {
+                let prios = self.queue_pfc[q] & p.pause.paused_mask(t);
+                t = (0..PRIORITIES)
+                    .filter(|pr| prios & (1 << pr) != 0)
+                    .filter_map(|pr| p.pause.paused_until(pr, t))
+                    .max()
+                    .unwrap_or(t);
+            }
+            best = Some(best.map_or(t, |b| b.min(t)));
+        }
+        best
+    }
+
+    /// Earliest internal deadline: a port able to start a frame, a PFC refresh, a watchdog poll.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let mut best = self.next_watchdog_poll;
+        let mut take = |t: Option<Time>| {
+            if let Some(t) = t {
+                best = Some(best.map_or(t, |b: Time| b.min(t)));
+            }
+        };
+        for (i, p) in self.ports.iter().enumerate() {
+            take(p.pfc.poll_timeout());
+            take(self.next_transmit(i));
+        }
+        best
+    }
+
+    /// Act on deadlines due at `now`: queue PFC refreshes, poll the watchdog.
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.advance(now);
+        for p in &mut self.ports {
+            p.pfc.handle_timeout(now);
+        }
+        if let (Some(cfg), Some(t)) = (self.cfg.qos.pfcwd, self.next_watchdog_poll) {
+            if now >= t {
+                self.poll_watchdog(now);
+                self.next_watchdog_poll = Some(now + cfg.polling_interval);
+            }
+        }
+    }
+
+    fn poll_watchdog(&mut self, now: Time) {
+        let cfg = self.cfg.qos.pfcwd.expect("watchdog configured");
+        for port in 0..self.ports.len() {
+            for q in 0..PRIORITIES {
+                let prios = self.queue_pfc[q];
+                if prios == 0 {
+                    continue;
+                }
+                let p = &mut self.ports[port];
+                let pause_frames = (0..PRIORITIES)
+                    .filter(|pr| prios & (1 << pr) != 0)
+                    .map(|pr| p.counters.pfc.rx_xoff[pr])
+                    .sum();
+                let obs = Observation {
+                    has_packets: !p.queues[q].is_empty(),
+                    tx_packets: p.queue_counters[q].tx_packets,
+                    pause_frames,
+                };
+                if p.watchdog[q].poll(&cfg, now, obs) == Some(Transition::StormDetected)
+                    && cfg.action == WatchdogAction::Drop
+                {
+                    self.flush_queue(port, q, DropReason::Watchdog, now);
+                }
+            }
+        }
+    }
+
+    /// Discard everything in queue `q` of `port`, releasing its cells.
+    fn flush_queue(&mut self, port: usize, q: usize, reason: DropReason, now: Time) {
+        while let Some(pkt) = self.ports[port].queues[q].pop_front() {
+            self.release(&pkt, now);
+            if reason == DropReason::Watchdog {
+                self.ports[port].watchdog[q].dropped_packets += 1;
+            }
+            self.drop_queued(port, reason, pkt);
+        }
+        self.ports[port].sched.queue_emptied(q);
+    }
+
+    /// Enable or disable `port`'s transmitter; frames wait in its queues while disabled.
+    pub fn set_tx_enabled(&mut self, port: usize, enabled: bool, now: Time) {
+        self.advance(now);
+        self.ports[port].tx_enabled = enabled;
+    }
+
+    /// Bring `port`'s link up or down. Down drops its queued frames and forgets pauses.
+    pub fn set_link(&mut self, port: usize, up: bool, now: Time) {
+        self.advance(now);
+        self.ports[port].link_up = up;
+        if !up {
+            for q in 0..PRIORITIES {
+                self.flush_queue(port, q, DropReason::PortDown, now);
+            }
+            self.ports[port].pause.clear(now);
+        }
+    }
+
+    /// Time `port` has spent paused on priority `prio` up to `now` (pfcstat pause duration).
+    pub fn paused_time(&self, port: usize, prio: usize, now: Time) -> Time {
+        self.ports[port].pause.paused_total(prio, now)
+    }
+}
+
+/// Offset of the outer VLAN tag's TCI, if the frame is tagged.
+fn vlan_tci_offset(data: &[u8]) -> Option<usize> {
+    let tpid = u16::from_be_bytes([*data.get(12)?, *data.get(13)?]);
+    (matches!(tpid, 0x8100 | 0x88A8 | 0x9100) && data.len() >= 16).then_some(14)
+}

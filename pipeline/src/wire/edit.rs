@@ -1,0 +1,139 @@
+//! In-place header edits of egress and L3 forwarding: ECN CE marking, TTL / hop-limit
+//! decrement, MAC and PCP rewrite. IPv4 checksums are updated incrementally (RFC 1624,
+//! eqn. 3: HC' = ~(~HC + ~m + m')), so a frame with a wrong checksum stays exactly as wrong.
+
+/// ECN codepoint "congestion experienced".
+pub const ECN_CE: u8 = 0b11;
+
+/// RFC 1624 incremental update of a one's-complement checksum for a 16-bit word `old` → `new`.
+pub fn checksum_update(hc: u16, old: u16, new: u16) -> u16 {
+    let mut sum = (!hc as u32) + (!old as u32 & 0xFFFF) + new as u32;
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+fn word(b: &[u8], o: usize) -> u16 {
+    u16::from_be_bytes([b[o], b[o + 1]])
+}
+
+/// Rewrite the 16-bit word at `o` of the IPv4 header `h` and fix its checksum.
+fn ipv4_set_word(h: &mut [u8], o: usize, new: u16) {
+    let old = word(h, o);
+    let hc = checksum_update(word(h, 10), old, new);
+    h[o..o + 2].copy_from_slice(&new.to_be_bytes());
+    h[10..12].copy_from_slice(&hc.to_be_bytes());
+}
+
+/// Set ECN to CE in the IPv4 header at the start of `h` (≥ 20 bytes), checksum updated.
+pub fn ipv4_mark_ce(h: &mut [u8]) {
+    let old = word(h, 0);
+    ipv4_set_word(h, 0, old | ECN_CE as u16);
+}
+
+/// Set ECN to CE in the IPv6 header at the start of `h` (≥ 40 bytes).
+pub fn ipv6_mark_ce(h: &mut [u8]) {
+    // Traffic class straddles bytes 0 and 1: ECN is bits 4–5 of byte 1.
+    h[1] |= ECN_CE << 4;
+}
+
+/// Decrement the IPv4 TTL (checksum updated). Returns false, changing nothing, if the TTL
+/// is 0 or 1 (the packet must be dropped).
+pub fn ipv4_decrement_ttl(h: &mut [u8]) -> bool {
+    if h[8] <= 1 {
+        return false;
+    }
+    let old = word(h, 8);
+    ipv4_set_word(h, 8, old - 0x0100);
+    true
+}
+
+/// Decrement the IPv6 hop limit; false if it is 0 or 1.
+pub fn ipv6_decrement_hop_limit(h: &mut [u8]) -> bool {
+    if h[7] <= 1 {
+        return false;
+    }
+    h[7] -= 1;
+    true
+}
+
+/// Set the PCP of the VLAN tag whose TCI starts at byte `tci` of the frame.
+pub fn set_pcp(frame: &mut [u8], tci: usize, pcp: u8) {
+    frame[tci] = (frame[tci] & 0x1F) | (pcp << 5);
+}
+
+/// Rewrite destination and source MAC.
+pub fn set_macs(frame: &mut [u8], dst: [u8; 6], src: [u8; 6]) {
+    frame[0..6].copy_from_slice(&dst);
+    frame[6..12].copy_from_slice(&src);
+}
+
+/// Full IPv4 header checksum of `h` (checksum field included: 0 means valid).
+pub fn ipv4_checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = h
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
+        .sum();
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Vec<u8> {
+        let h = etherparse::Ipv4Header::new(
+            100,
+            64,
+            etherparse::IpNumber::UDP,
+            [198, 18, 0, 1],
+            [198, 18, 0, 2],
+        )
+        .unwrap();
+        let mut b = h.to_bytes().to_vec();
+        b[1] = (26 << 2) | 0b10; // DSCP 26, ECT(0)
+        let c = ipv4_checksum(&{
+            let mut z = b.clone();
+            z[10] = 0;
+            z[11] = 0;
+            z
+        });
+        b[10..12].copy_from_slice(&c.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn ce_mark_keeps_ipv4_checksum_valid() {
+        let mut h = header();
+        assert_eq!(ipv4_checksum(&h), 0);
+        ipv4_mark_ce(&mut h);
+        assert_eq!(h[1] & 3, ECN_CE);
+        assert_eq!(h[1] >> 2, 26);
+        assert_eq!(ipv4_checksum(&h), 0);
+    }
+
+    #[test]
+    fn ttl_decrement_keeps_checksum_valid_and_stops_at_one() {
+        let mut h = header();
+        assert!(ipv4_decrement_ttl(&mut h));
+        assert_eq!(h[8], 63);
+        assert_eq!(ipv4_checksum(&h), 0);
+        h[8] = 1;
+        assert!(!ipv4_decrement_ttl(&mut h));
+    }
+
+    #[test]
+    fn ipv6_ce_sets_only_ecn_bits() {
+        let mut h = vec![0u8; 40];
+        h[0] = 0x6B; // version 6, TC high nibble 0xB
+        h[1] = 0x8F; // TC low nibble 0x8 → TC = 0xB8 (DSCP 46, not-ECT), flow label bits
+        ipv6_mark_ce(&mut h);
+        let tc = ((h[0] & 0x0F) << 4) | (h[1] >> 4);
+        assert_eq!(tc, 0xBB);
+        assert_eq!(h[1] & 0x0F, 0x0F, "flow label untouched");
+    }
+}

@@ -1,0 +1,7 @@
+//! Wire formats etherparse does not cover: MAC Control (PFC, PAUSE) and the RoCEv2 BTH,
+//! plus the in-place header edits egress needs (ECN CE, TTL, PCP).
+
+pub mod bth;
+pub mod build;
+pub mod edit;
+pub mod pfc;

@@ -1,0 +1,111 @@
+//! IEEE 802.1Qbb PFC and 802.3x PAUSE frames (MAC Control, EtherType 0x8808).
+//!
+//! Layout after the 14-byte Ethernet header: opcode (u16, 0x0101 PFC / 0x0001 PAUSE);
+//! PFC: class-enable vector (u16, low 8 bits = priorities 0–7, the high byte reserved) and
+//! eight u16 pause times in quanta; PAUSE: one u16 pause time. Padded to 60 bytes + FCS.
+
+/// EtherType of MAC Control frames.
+pub const ETHERTYPE_MAC_CONTROL: u16 = 0x8808;
+/// MAC Control opcode of 802.1Qbb PFC.
+pub const OPCODE_PFC: u16 = 0x0101;
+/// MAC Control opcode of 802.3x PAUSE.
+pub const OPCODE_PAUSE: u16 = 0x0001;
+/// Reserved multicast address PFC and PAUSE frames are sent to.
+pub const PFC_DESTINATION: [u8; 6] = [0x01, 0x80, 0xC2, 0x00, 0x00, 0x01];
+/// Bytes of a PFC frame as held (60; the FCS makes it 64 on the wire).
+pub const PFC_FRAME_HELD: usize = 60;
+/// Length of a PFC frame including FCS.
+pub const PFC_FRAME_LEN: u32 = 64;
+
+/// A read-only view of a MAC Control frame (`Packet<&[u8]>` style, smoltcp-like).
+#[derive(Clone, Copy, Debug)]
+pub struct MacControlFrame<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> MacControlFrame<'a> {
+    /// Wrap `buf` (a whole frame from the destination MAC on) if it holds the Ethernet
+    /// header, opcode and eight pause times (34 bytes).
+    pub fn new_checked(buf: &'a [u8]) -> Option<MacControlFrame<'a>> {
+        (buf.len() >= 34).then_some(MacControlFrame { buf })
+    }
+    /// Destination MAC.
+    pub fn destination(&self) -> [u8; 6] {
+        self.buf[0..6].try_into().expect("6 bytes")
+    }
+    /// MAC Control opcode.
+    pub fn opcode(&self) -> u16 {
+        u16::from_be_bytes([self.buf[14], self.buf[15]])
+    }
+    /// PFC class-enable vector (priorities 0–7; the reserved high byte is dropped).
+    pub fn class_enable(&self) -> u8 {
+        self.buf[17]
+    }
+    /// PFC pause time of priority `p` in quanta.
+    pub fn quanta(&self, p: usize) -> u16 {
+        let o = 18 + 2 * p;
+        u16::from_be_bytes([self.buf[o], self.buf[o + 1]])
+    }
+    /// All eight PFC pause times.
+    pub fn all_quanta(&self) -> [u16; 8] {
+        core::array::from_fn(|p| self.quanta(p))
+    }
+    /// 802.3x PAUSE time in quanta.
+    pub fn pause_time(&self) -> u16 {
+        u16::from_be_bytes([self.buf[16], self.buf[17]])
+    }
+}
+
+/// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
+pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
+    out.clear();
+    out.extend_from_slice(&PFC_DESTINATION);
+    out.extend_from_slice(&source);
+    out.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
+    out.extend_from_slice(&OPCODE_PFC.to_be_bytes());
+    out.extend_from_slice(&[0, enable]);
+    for q in quanta {
+        out.extend_from_slice(&q.to_be_bytes());
+    }
+    out.resize(PFC_FRAME_HELD, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pfc_encoding_is_byte_exact() {
+        let mut out = Vec::new();
+        let q = [0, 0, 0, 0xFFFF, 0x1234, 0, 0, 7];
+        emit_pfc(&mut out, [2, 0, 0, 0, 0, 9], 0b1001_1000, &q);
+        let mut want = vec![
+            0x01, 0x80, 0xC2, 0x00, 0x00, 0x01, // DA
+            0x02, 0x00, 0x00, 0x00, 0x00, 0x09, // SA
+            0x88, 0x08, // MAC Control
+            0x01, 0x01, // PFC opcode
+            0x00, 0x98, // class-enable vector: priorities 3, 4, 7
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, // quanta 0–3
+            0x12, 0x34, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, // quanta 4–7
+        ];
+        want.resize(60, 0);
+        assert_eq!(out, want);
+        let f = MacControlFrame::new_checked(&out).unwrap();
+        assert_eq!(f.destination(), PFC_DESTINATION);
+        assert_eq!(f.opcode(), OPCODE_PFC);
+        assert_eq!(f.class_enable(), 0x98);
+        assert_eq!(f.all_quanta(), q);
+    }
+
+    #[test]
+    fn reserved_high_byte_of_the_vector_is_ignored() {
+        let mut out = Vec::new();
+        emit_pfc(&mut out, [0; 6], 0x08, &[0; 8]);
+        out[16] = 0xFF;
+        assert_eq!(
+            MacControlFrame::new_checked(&out).unwrap().class_enable(),
+            0x08
+        );
+        assert!(MacControlFrame::new_checked(&out[..33]).is_none());
+    }
+}
