@@ -4,12 +4,14 @@
 //! no clock: time is always an argument.
 //!
 //! * [`units`]: `Time` (ps), `Rate` (bit/s), `Bytes`, `Length`; wire time and pause quanta.
+//! * [`headroom`]: minimum PFC headroom from speed, cable, MTU and peer response.
 //! * [`mmu`]: pools, reserved space, dynamic/static thresholds, PFC headroom, admission.
 //! * [`pfc`]: pause timers (reaction) and XOFF/XON generation with refresh.
 //! * [`wred`]: WRED drop / ECN marking curves per colour.
 //! * [`scheduler`]: strict priority + DWRR.
 //! * [`watchdog`]: PFC storm detection and restoration.
 
+pub mod headroom;
 pub mod mmu;
 pub mod pfc;
 pub mod scheduler;

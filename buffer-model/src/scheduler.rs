@@ -65,20 +65,16 @@ impl Scheduler {
         // (max frame / min quantum + 1) rounds.
         loop {
             let q = self.cursor;
-            match (self.disciplines[q], lens[q]) {
-                (Discipline::Dwrr(w), Some(len)) => {
-                    if !self.credited {
-                        self.deficit[q] =
-                            self.deficit[q].saturating_add(w.max(1) * QUANTUM_PER_WEIGHT);
-                        self.credited = true;
-                    }
-                    if self.deficit[q] >= len {
-                        self.deficit[q] -= len;
-                        return Some(q);
-                    }
+            // Empty queues lost their credit in `queue_emptied`; paused ones keep it.
+            if let (Discipline::Dwrr(w), Some(len)) = (self.disciplines[q], lens[q]) {
+                if !self.credited {
+                    self.deficit[q] = self.deficit[q].saturating_add(w.max(1) * QUANTUM_PER_WEIGHT);
+                    self.credited = true;
                 }
-                // Empty queues lost their credit in `queue_emptied`; paused ones keep it.
-                _ => {}
+                if self.deficit[q] >= len {
+                    self.deficit[q] -= len;
+                    return Some(q);
+                }
             }
             self.cursor = (self.cursor + 1) % PRIORITIES;
             self.credited = false;

@@ -183,13 +183,13 @@ impl Add for Bytes {
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1 << 20 && b % 1024 == 0 && (b >> 10) % 1024 == 0 {
+        if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
             write!(f, "{}MiB", b >> 20)
-        } else if b >= 1_000_000 && b % 1_000_000 == 0 {
+        } else if b >= 1_000_000 && b.is_multiple_of(1_000_000) {
             write!(f, "{}MB", b / 1_000_000)
-        } else if b >= 1024 && b % 1024 == 0 {
+        } else if b >= 1024 && b.is_multiple_of(1024) {
             write!(f, "{}KiB", b >> 10)
-        } else if b >= 1000 && b % 1000 == 0 {
+        } else if b >= 1000 && b.is_multiple_of(1000) {
             write!(f, "{}KB", b / 1000)
         } else {
             write!(f, "{b}B")

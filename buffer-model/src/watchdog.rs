@@ -77,10 +77,7 @@ impl QueueWatchdog {
         now: Time,
         obs: Observation,
     ) -> Option<Transition> {
-        let prev = self.last.replace(obs);
-        let Some(prev) = prev else {
-            return None;
-        };
+        let prev = self.last.replace(obs)?;
         let new_pauses = obs.pause_frames > prev.pause_frames;
         if new_pauses {
             self.last_pause_seen = now;

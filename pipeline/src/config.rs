@@ -14,12 +14,21 @@ pub struct PortConfig {
     pub name: String,
     /// Line rate.
     pub speed: Rate,
-    /// Cable to the peer (sets propagation and the headroom minimum).
+    /// Cable to the peer (5 ns per metre).
     pub cable: Length,
+    /// A fixed one-way delay to the peer given instead of a cable length.
+    pub delay: Option<Time>,
     /// Largest frame accepted, FCS included (vendors' "9216 jumbo MTU").
     pub mtu: u32,
     /// MAC address used as the source of PFC frames and routed frames.
     pub mac: [u8; 6],
+}
+
+impl PortConfig {
+    /// One-way propagation delay to the peer.
+    pub fn propagation(&self) -> Time {
+        self.delay.unwrap_or_else(|| self.cable.propagation())
+    }
 }
 
 /// Which header field classifies a packet into a traffic class.

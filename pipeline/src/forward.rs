@@ -149,7 +149,7 @@ impl Lpm {
             };
             tables[pos].1.insert(r.prefix & mask(r.len), r.target);
         }
-        tables.sort_by(|a, b| b.0.cmp(&a.0));
+        tables.sort_by_key(|t| core::cmp::Reverse(t.0));
         let rr = vec![0; groups.len()];
         Lpm { tables, groups, rr }
     }

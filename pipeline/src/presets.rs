@@ -37,6 +37,7 @@ pub fn basic(n: usize, speed: Rate) -> SwitchConfig {
             name: format!("Ethernet{i}"),
             speed,
             cable: Length(2_000),
+            delay: None,
             mtu: 9216,
             mac: port_mac(i),
         })

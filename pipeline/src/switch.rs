@@ -83,6 +83,7 @@ pub struct Switch {
     drops: DropCounters,
     lossless_drops: u64,
     ecn_marked: u64,
+    enqueued: u64,
     /// Latest time the engine has shown us.
     now: Time,
     /// PFC-enabled priorities of each queue's traffic.
@@ -136,6 +137,7 @@ impl Switch {
             drops: DropCounters::default(),
             lossless_drops: 0,
             ecn_marked: 0,
+            enqueued: 0,
             now: Time::ZERO,
             queue_pfc,
             spare: Vec::with_capacity(SPARE_BUFFERS),
@@ -165,6 +167,10 @@ impl Switch {
     /// Frames marked CE.
     pub fn ecn_marked(&self) -> u64 {
         self.ecn_marked
+    }
+    /// Frames (flood copies counted each) admitted into an egress queue.
+    pub fn enqueued(&self) -> u64 {
+        self.enqueued
     }
     /// Learned FDB entries (L2 mode).
     pub fn fdb_len(&self) -> usize {
@@ -352,6 +358,7 @@ impl Switch {
                 }
             }
         }
+        self.enqueued += 1;
         self.ports[out].queues[q].push_back(pkt);
     }
 

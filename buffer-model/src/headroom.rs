@@ -1,0 +1,126 @@
+//! How much PFC headroom a lossless PG needs: everything that can still arrive after the
+//! XOFF decision (physics.md, "Headroom").
+//!
+//! ```text
+//! H_min = MTU            the frame that crossed the limit, admitted whole
+//!       + MTU + 20       our transmitter may be busy with a frame toward the peer
+//!       + 84             the PFC frame itself (64 + 20)
+//!       + 2·C·t_prop     the pause travels to the peer, the last bits travel back
+//!       + C·t_resp       the peer's response delay
+//!       + MTU + 20       the peer finishes the frame it already started
+//! ```
+
+use crate::units::{Bytes, Rate, Time, WIRE_OVERHEAD};
+
+/// The IEEE 802.3 (31B.3.7) bound on how long a station may keep starting frames after
+/// receiving a pause, in pause quanta, for a port `speed` (SONiC's headroom tables use
+/// these). Speeds between table rows take the next row up; above 400G the 400G value.
+pub fn ieee_response_quanta(speed: Rate) -> u16 {
+    let g = speed.bps() / 1_000_000_000;
+    match g {
+        0..=1 => 2,
+        2..=10 => 67,
+        11..=25 => 80,
+        26..=40 => 118,
+        41..=50 => 147,
+        51..=100 => 394,
+        101..=200 => 453,
+        _ => 905,
+    }
+}
+
+/// The terms of the minimum-headroom sum, in bytes, for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadroomBudget {
+    /// The frame that crossed the limit.
+    pub crossing_frame: u64,
+    /// A frame of ours already leaving toward the peer (PFC cannot pre-empt it).
+    pub own_frame_in_flight: u64,
+    /// The PFC frame on the wire.
+    pub pfc_frame: u64,
+    /// Round trip of the cable at line rate.
+    pub cable_round_trip: u64,
+    /// The peer's response delay at line rate.
+    pub peer_response: u64,
+    /// The frame the peer already started.
+    pub peer_frame_in_flight: u64,
+}
+
+impl HeadroomBudget {
+    /// Compute for a port of `speed`, one-way `propagation` delay, largest frame `mtu`
+    /// (FCS included) and a peer that reacts within `response`.
+    pub fn new(speed: Rate, propagation: Time, mtu: u32, response: Time) -> HeadroomBudget {
+        let mtu = mtu as u64;
+        HeadroomBudget {
+            crossing_frame: mtu,
+            own_frame_in_flight: mtu + WIRE_OVERHEAD,
+            pfc_frame: 64 + WIRE_OVERHEAD,
+            cable_round_trip: speed.bytes_in(propagation + propagation),
+            peer_response: speed.bytes_in(response),
+            peer_frame_in_flight: mtu + WIRE_OVERHEAD,
+        }
+    }
+
+    /// With the peer's response at the IEEE bound for this speed.
+    pub fn ieee(speed: Rate, propagation: Time, mtu: u32) -> HeadroomBudget {
+        let response = speed.pause_time(ieee_response_quanta(speed));
+        HeadroomBudget::new(speed, propagation, mtu, response)
+    }
+
+    /// The sum: minimum headroom in bytes.
+    pub fn total(&self) -> Bytes {
+        Bytes(
+            self.crossing_frame
+                + self.own_frame_in_flight
+                + self.pfc_frame
+                + self.cable_round_trip
+                + self.peer_response
+                + self.peer_frame_in_flight,
+        )
+    }
+}
+
+/// SONiC's formula: `xoff = mtu + (mtu + 2·cable_bytes + peer_response)·cell_occupancy`,
+/// where cell occupancy (≥ 1) covers small packets that each waste most of a cell. With
+/// `cell_occupancy = 1` it is close to [`HeadroomBudget::ieee`] minus the wire overheads.
+pub fn sonic_xoff(speed: Rate, propagation: Time, mtu: u32, cell: Bytes) -> Bytes {
+    let mtu = mtu as u64;
+    let cable_bytes = speed.bytes_in(propagation);
+    let response = speed.bytes_in(speed.pause_time(ieee_response_quanta(speed)));
+    // Worst case: 64-byte frames, each occupying a whole cell.
+    let occupancy_num = cell.get().div_ceil(64) * 64;
+    let inner = mtu + 2 * cable_bytes + response;
+    Bytes(mtu + (inner * occupancy_num).div_ceil(64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headroom_at_100g_2m_1518_matches_physics() {
+        let b = HeadroomBudget::ieee(Rate::gbps(100), Time::from_ns(10), 1518);
+        assert_eq!(b.cable_round_trip, 250);
+        assert_eq!(b.peer_response, 25_216);
+        assert_eq!(b.total(), Bytes(1518 + 1538 + 84 + 250 + 25_216 + 1538));
+        assert!((b.total().get() as f64 / 1000.0 - 30.1).abs() < 0.1);
+        let instant = HeadroomBudget::new(Rate::gbps(100), Time::from_ns(10), 1518, Time::ZERO);
+        assert!((instant.total().get() as f64 / 1000.0 - 4.9).abs() < 0.1);
+    }
+
+    #[test]
+    fn ieee_quanta_table() {
+        for (g, q) in [
+            (10, 67),
+            (25, 80),
+            (40, 118),
+            (50, 147),
+            (100, 394),
+            (200, 453),
+            (400, 905),
+        ] {
+            assert_eq!(ieee_response_quanta(Rate::gbps(g)), q);
+        }
+        assert_eq!(Rate::gbps(100).pause_time(394), Time(2_017_280));
+    }
+}

@@ -1,0 +1,8 @@
+//! # lossless
+//!
+//! The `lossless` package: configuration (YAML → typed switch configs), reports, and the
+//! command-line tool. The switch itself lives in `lossless-pipeline` and
+//! `lossless-buffer-model`; this package is where files are read.
+
+pub mod config;
+pub mod report;

@@ -1,0 +1,3 @@
+//! Human- and machine-readable output: the `check` plan (text).
+
+pub mod plan;

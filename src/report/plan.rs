@@ -1,0 +1,236 @@
+//! `lossless check`: the resolved buffer plan of each switch, per port group, with the
+//! points where PFC acts and the minimum headroom the physics asks for.
+
+use crate::config::SwitchSpec;
+use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomBudget};
+use lossless_buffer_model::mmu::{PoolKind, ProfileSpec, Threshold};
+use lossless_buffer_model::scheduler::Discipline;
+use lossless_buffer_model::PRIORITIES;
+use lossless_pipeline::config::{Forwarding, Trust};
+use std::fmt::Write;
+
+/// Shared limit of a profile at an empty pool (α·S capped at S, or static_th), and the
+/// shared use at which it stops when it fills the pool alone (x = α·S/(1+α)), in bytes.
+fn limits(p: &ProfileSpec, pool_size: u64) -> (u64, u64) {
+    let (limit, alone) = match p.threshold {
+        Threshold::Static(t) => (t.get(), t.get()),
+        Threshold::Dynamic(n) if n >= 0 => (pool_size << n, (pool_size << n) / ((1 << n) + 1)),
+        Threshold::Dynamic(n) => (pool_size >> -n, pool_size / ((1 << -n) + 1)),
+    };
+    (limit.min(pool_size), alone.min(pool_size))
+}
+
+/// Bytes for tables: exact below 10 kB, else KB / MB with a few digits.
+fn human(b: u64) -> String {
+    if b < 10_000 {
+        format!("{b}B")
+    } else if b < 10_000_000 {
+        format!("{:.1}KB", b as f64 / 1e3)
+    } else {
+        format!("{:.3}MB", b as f64 / 1e6)
+    }
+}
+
+fn threshold_text(t: Threshold) -> String {
+    match t {
+        Threshold::Static(b) => format!("static {b}"),
+        Threshold::Dynamic(n) if n >= 0 => format!("α={}", 1u32 << n),
+        Threshold::Dynamic(n) => format!("α=1/{}", 1u32 << -n),
+    }
+}
+
+/// Render the plan of one switch.
+pub fn render(spec: &SwitchSpec) -> String {
+    let c = &spec.config;
+    let mut o = String::new();
+    let fwd = match &c.forwarding {
+        Forwarding::L2 {
+            static_fdb,
+            fdb_size,
+        } => format!("L2 (FDB {fdb_size} learned + {} static)", static_fdb.len()),
+        Forwarding::L3 { routes, groups } => {
+            format!("L3 ({} routes, {} groups)", routes.len(), groups.len())
+        }
+    };
+    let _ = writeln!(
+        o,
+        "switch {}: {} ports, {fwd}, pipeline latency {}, cell {}{}",
+        c.name,
+        c.ports.len(),
+        c.pipeline_latency,
+        c.cell,
+        if spec.default_buffer {
+            " (default buffer plan)"
+        } else {
+            ""
+        }
+    );
+    let q = &c.qos;
+    let pfc: Vec<String> = (0..8)
+        .filter(|p| q.pfc_enable & (1 << p) != 0)
+        .map(|p| p.to_string())
+        .collect();
+    let _ = writeln!(
+        o,
+        "  qos: trust {}, PFC on priorities [{}], XOFF quanta {}, PFC response {}{}",
+        match q.trust {
+            Trust::Dscp => "dscp",
+            Trust::Dot1p => "dot1p",
+        },
+        pfc.join(", "),
+        q.pause_quanta,
+        q.pfc_response,
+        q.pfcwd.map_or(String::new(), |w| format!(
+            ", PFC watchdog {:?} after {} (restore after {})",
+            w.action, w.detection_time, w.restoration_time
+        ))
+    );
+    let _ = writeln!(o, "  pools:");
+    for p in &c.pools {
+        let kind = match p.kind {
+            PoolKind::Ingress => "ingress",
+            PoolKind::Egress => "egress",
+        };
+        let shp = if p.xoff.get() > 0 {
+            format!(", shared headroom pool {}", p.xoff)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(o, "    {:<24} {kind:<8} shared {}{shp}", p.name, p.size);
+    }
+    // Group ports with the same physics.
+    let mut groups: Vec<(Vec<usize>, (u64, u64, u32))> = Vec::new();
+    for (i, p) in c.ports.iter().enumerate() {
+        let key = (p.speed.bps(), p.propagation().as_ps(), p.mtu);
+        match groups.iter_mut().find(|(_, k)| *k == key) {
+            Some((v, _)) => v.push(i),
+            None => groups.push((vec![i], key)),
+        }
+    }
+    for (members, _) in &groups {
+        let first = members[0];
+        let port = &c.ports[first];
+        let names = if members.len() == 1 {
+            port.name.clone()
+        } else {
+            format!(
+                "{} (and {} more: {})",
+                port.name,
+                members.len() - 1,
+                members[1..]
+                    .iter()
+                    .map(|i| c.ports[*i].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let taps: Vec<_> = members
+            .iter()
+            .filter_map(|i| spec.taps[*i].clone())
+            .collect();
+        let _ = writeln!(
+            o,
+            "  port {names}: {}, {} one way ({}), MTU {}{}",
+            port.speed,
+            port.propagation(),
+            port.cable,
+            port.mtu,
+            if taps.is_empty() {
+                String::new()
+            } else {
+                format!(", TAP {}", taps.join(", "))
+            }
+        );
+        let b = HeadroomBudget::ieee(port.speed, port.propagation(), port.mtu);
+        let quanta = ieee_response_quanta(port.speed);
+        let _ = writeln!(o, "    minimum headroom {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}",
+            human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight);
+        let _ = writeln!(
+            o,
+            "    SONiC formula (worst-case cell occupancy): {}",
+            human(sonic_xoff(port.speed, port.propagation(), port.mtu, c.cell).get())
+        );
+        let _ = writeln!(
+            o,
+            "    {:<3} {:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  kind",
+            "PG",
+            "prio",
+            "profile",
+            "pool",
+            "reserved",
+            "limit@empty",
+            "XOFF at",
+            "XON at",
+            "headroom",
+        );
+        for pg in 0..PRIORITIES {
+            let i = first * PRIORITIES + pg;
+            let p = &c.pg_profiles[i];
+            let pool = &c.pools[p.pool];
+            let (limit, xoff_at) = limits(p, pool.size.get());
+            let prios: String = (0..8)
+                .filter(|t| q.tc_to_pg[*t] == pg as u8)
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            let (xoff_s, xon_s, hr_s, status) = match p.headroom {
+                Some(h) => {
+                    let xon = h.xon.get().max(xoff_at.saturating_sub(h.xon_offset.get()));
+                    let hr = if pool.xoff.get() > 0 {
+                        format!("SHP {}", pool.xoff)
+                    } else {
+                        h.xoff.to_string()
+                    };
+                    let status = if pool.xoff.get() == 0 && h.xoff < b.total() {
+                        format!("LOW: below minimum {}", human(b.total().get()))
+                    } else {
+                        "lossless".into()
+                    };
+                    (human(xoff_at), human(xon), hr, status)
+                }
+                None => ("-".into(), "-".into(), "-".into(), "lossy".into()),
+            };
+            let _ = writeln!(o, "    {pg:<3} {prios:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  {status} ({})",
+                spec.pg_profile_names[i], pool.name, human(p.reserved.get()), human(limit), xoff_s, xon_s, hr_s, threshold_text(p.threshold));
+        }
+        let _ = writeln!(
+            o,
+            "    {:<3} {:<22} {:<22} {:>9} {:>12}  {:<12} WRED/ECN",
+            "Q", "profile", "pool", "reserved", "limit@empty", "scheduler"
+        );
+        for qi in 0..PRIORITIES {
+            let i = first * PRIORITIES + qi;
+            let p = &c.queue_profiles[i];
+            let pool = &c.pools[p.pool];
+            let (limit, _) = limits(p, pool.size.get());
+            let sched = match q.scheduler[qi] {
+                Discipline::Strict => "strict".to_string(),
+                Discipline::Dwrr(w) => format!("dwrr w={w}"),
+            };
+            let wred = q.queue_wred[qi].map_or("-".to_string(), |w| {
+                let g = w.colors[0];
+                match g.curve {
+                    Some(cv) => format!(
+                        "green {}–{} {}%{}{}",
+                        cv.min,
+                        cv.max,
+                        cv.max_probability,
+                        if g.ecn { " ECN" } else { "" },
+                        if g.wred { " drop" } else { "" }
+                    ),
+                    None => "no green curve".into(),
+                }
+            });
+            let _ = writeln!(
+                o,
+                "    {qi:<3} {:<22} {:<22} {:>9} {:>12}  {sched:<12} {wred} ({})",
+                spec.queue_profile_names[i],
+                pool.name,
+                human(p.reserved.get()),
+                human(limit),
+                threshold_text(p.threshold)
+            );
+        }
+    }
+    o
+}
