@@ -20,7 +20,7 @@ fn spec(len: u32, bth: bool) -> FrameSpec {
         dscp: 3,
         ecn: 2,
         src_port: 49_152,
-        dst_port: 4791,
+        dst_port: 20_000,
         bth: bth.then_some((0x04, 17, 1)),
         len,
     }
@@ -68,7 +68,14 @@ fn bench_switch(c: &mut Criterion) {
                 t += step;
                 let out = sw
                     .poll_transmit(1, t + Time::from_ns(500))
-                    .expect("frame leaves");
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "no frame at {t}: next {:?}, drops {:?}, enq {}",
+                            sw.next_transmit(1),
+                            sw.drops().nonzero().collect::<Vec<_>>(),
+                            sw.enqueued()
+                        )
+                    });
                 sw.recycle(black_box(out).data);
             },
             BatchSize::SmallInput,

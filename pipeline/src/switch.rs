@@ -88,6 +88,8 @@ pub struct Switch {
     now: Time,
     /// PFC-enabled priorities of each queue's traffic.
     queue_pfc: [u8; PRIORITIES],
+    /// PFC-enabled priorities of each PG's traffic (what XOFF/XON of the PG speaks for).
+    pg_pfc: [u8; PRIORITIES],
     next_watchdog_poll: Option<Time>,
     spare: Vec<Vec<u8>>,
 }
@@ -127,6 +129,7 @@ impl Switch {
         };
         let queue_pfc =
             core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_enable);
+        let pg_pfc = core::array::from_fn(|g| cfg.qos.priorities_of_pg(g as u8));
         Switch {
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
             next_watchdog_poll: cfg.qos.pfcwd.map(|w| w.polling_interval),
@@ -140,6 +143,7 @@ impl Switch {
             enqueued: 0,
             now: Time::ZERO,
             queue_pfc,
+            pg_pfc,
             spare: Vec::with_capacity(SPARE_BUFFERS),
         }
     }
@@ -422,14 +426,14 @@ impl Switch {
             m.queue as usize,
             m.cells,
         ) {
-            let mask = self.cfg.qos.priorities_of_pg(pg);
+            let mask = self.pg_pfc[pg as usize];
             self.ports[in_port].pfc.send_xon(mask);
         }
     }
 
     /// Turn XOFF on for the priorities of (`port`, `pg`): the frame leaves ahead of all queues.
     fn send_xoff(&mut self, port: usize, pg: u8) {
-        let mask = self.cfg.qos.priorities_of_pg(pg);
+        let mask = self.pg_pfc[pg as usize];
         if mask != 0 {
             self.ports[port].pfc.send_xoff(mask);
         }
@@ -460,10 +464,9 @@ impl Switch {
         self.ports[port].watchdog[q].stormed.then_some(cfg.action)
     }
 
-    /// May queue `q` of `port` start a frame at `t` as far as PFC is concerned?
-    fn queue_paused(&self, port: usize, q: usize, t: Time) -> bool {
-        let prios = self.queue_pfc[q];
-        if prios == 0 || self.ports[port].pause.paused_mask(t) & prios == 0 {
+    /// Is queue `q` of `port` held by PFC, given the port's `paused` priorities?
+    fn queue_paused(&self, port: usize, q: usize, paused: u8) -> bool {
+        if self.queue_pfc[q] & paused == 0 {
             return false;
         }
         !matches!(
@@ -501,9 +504,10 @@ impl Switch {
             pkt.meta.ready_time = now;
             return Some(pkt);
         }
+        let paused = self.ports[port].pause.paused_mask(now);
         let ready: [Option<u32>; PRIORITIES] = core::array::from_fn(|q| {
             let head = self.ports[port].queues[q].front()?;
-            (head.meta.ready_time <= now && !self.queue_paused(port, q, now)).then_some(head.len)
+            (head.meta.ready_time <= now && !self.queue_paused(port, q, paused)).then_some(head.len)
         });
         let q = self.ports[port].sched.select(|q| ready[q])?;
         let mut pkt = self.ports[port].queues[q]
@@ -551,8 +555,9 @@ impl Switch {
                 continue;
             };
             let mut t = head.meta.ready_time.max(free);
-            if self.queue_paused(port, q, t) {
-                let prios = self.queue_pfc[q] & p.pause.paused_mask(t);
+            let paused = p.pause.paused_mask(t);
+            if self.queue_paused(port, q, paused) {
+                let prios = self.queue_pfc[q] & paused;
                 t = (0..PRIORITIES)
                     .filter(|pr| prios & (1 << pr) != 0)
                     .filter_map(|pr| p.pause.paused_until(pr, t))
