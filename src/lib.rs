@@ -6,3 +6,4 @@
 
 pub mod config;
 pub mod report;
+pub mod sim;

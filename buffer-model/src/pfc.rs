@@ -24,6 +24,8 @@ struct Pause {
 #[derive(Clone, Debug, Default)]
 pub struct PauseTimers {
     prio: [Pause; PRIORITIES],
+    /// Latest end of any pause: nothing is paused at or after it (fast path).
+    latest_until: Time,
 }
 
 impl PauseTimers {
@@ -42,6 +44,12 @@ impl PauseTimers {
             s.start = at;
             s.until = at + speed.pause_time(*q);
         }
+        self.latest_until = self
+            .prio
+            .iter()
+            .map(|s| s.until)
+            .max()
+            .unwrap_or(Time::ZERO);
     }
 
     /// Is priority `p` paused at `now`?
@@ -63,6 +71,9 @@ impl PauseTimers {
 
     /// Bitmap of priorities paused at `now`.
     pub fn paused_mask(&self, now: Time) -> u8 {
+        if now >= self.latest_until {
+            return 0;
+        }
         (0..PRIORITIES).fold(0, |m, p| m | ((self.is_paused(p, now) as u8) << p))
     }
 
@@ -80,6 +91,7 @@ impl PauseTimers {
             s.start = now;
             s.until = now;
         }
+        self.latest_until = now;
     }
 }
 

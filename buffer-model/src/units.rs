@@ -121,6 +121,13 @@ impl Rate {
     pub fn time_for_bytes(self, bytes: u64) -> Time {
         self.time_for_bits(bytes * 8)
     }
+    /// Shortest time in which this rate moves at least `bytes` bytes (rounded up, so that
+    /// `bytes_in(time_for_bytes_ceil(b)) >= b`).
+    pub fn time_for_bytes_ceil(self, bytes: u64) -> Time {
+        let num = bytes as u128 * 8 * 1_000_000_000_000u128;
+        let r = self.0.max(1) as u128;
+        Time(num.div_ceil(r) as u64)
+    }
     /// How long a frame of `len` bytes (FCS included) occupies the wire: `(len + 20) × 8`
     /// bit times (preamble, SFD and inter-frame gap included).
     pub fn wire_time(self, len: u64) -> Time {

@@ -28,6 +28,7 @@ use lossless_buffer_model::wred::{MarkAt, Verdict};
 use lossless_buffer_model::{Bytes, Time, PRIORITIES};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// Initial capacity of each egress queue (frames); grows only past it.
@@ -92,12 +93,15 @@ pub struct Switch {
     pg_pfc: [u8; PRIORITIES],
     next_watchdog_poll: Option<Time>,
     spare: Vec<Vec<u8>>,
+    /// Cached `next_transmit` per port; None when something changed since.
+    tx_cache: Vec<Cell<Option<Option<Time>>>>,
 }
 
 impl Switch {
     /// Build a switch from a validated configuration.
     pub fn new(cfg: SwitchConfig) -> Switch {
         let quanta = cfg.qos.pause_quanta;
+        let n_ports = cfg.ports.len();
         let ports = cfg
             .ports
             .iter()
@@ -145,6 +149,7 @@ impl Switch {
             queue_pfc,
             pg_pfc,
             spare: Vec::with_capacity(SPARE_BUFFERS),
+            tx_cache: vec![Cell::new(None); n_ports],
         }
     }
 
@@ -190,6 +195,11 @@ impl Switch {
             buf.clear();
             self.spare.push(buf);
         }
+    }
+
+    /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
+    fn touch(&self, port: usize) {
+        self.tx_cache[port].set(None);
     }
 
     fn advance(&mut self, now: Time) {
@@ -328,6 +338,7 @@ impl Switch {
             pkt.meta.queue as usize,
         );
         pkt.meta.out_port = out as u16;
+        self.touch(out);
         if !self.ports[out].link_up {
             return self.drop_queued(out, DropReason::PortDown, pkt);
         }
@@ -428,6 +439,7 @@ impl Switch {
         ) {
             let mask = self.pg_pfc[pg as usize];
             self.ports[in_port].pfc.send_xon(mask);
+            self.touch(in_port);
         }
     }
 
@@ -436,10 +448,12 @@ impl Switch {
         let mask = self.pg_pfc[pg as usize];
         if mask != 0 {
             self.ports[port].pfc.send_xoff(mask);
+            self.touch(port);
         }
     }
 
     fn receive_mac_control(&mut self, port: usize, mc: MacControl, pkt: Packet, now: Time) {
+        self.touch(port);
         match mc {
             MacControl::Pause { .. } => self.drop_frame(DropReason::Pause8023xIgnored, pkt),
             MacControl::Pfc { enable, quanta } => {
@@ -479,6 +493,7 @@ impl Switch {
     /// frame first, then the scheduler's pick among ready, unpaused queues.
     pub fn poll_transmit(&mut self, port: usize, now: Time) -> Option<Packet> {
         self.advance(now);
+        self.touch(port);
         let p = &self.ports[port];
         if !p.link_up || !p.tx_enabled || p.busy_until > now {
             return None;
@@ -539,8 +554,18 @@ impl Switch {
         Some(pkt)
     }
 
-    /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now.
+    /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now
+    /// (a time before the latest `now` seen means "at once").
     pub fn next_transmit(&self, port: usize) -> Option<Time> {
+        if let Some(t) = self.tx_cache[port].get() {
+            return t;
+        }
+        let t = self.compute_next_transmit(port);
+        self.tx_cache[port].set(Some(t));
+        t
+    }
+
+    fn compute_next_transmit(&self, port: usize) -> Option<Time> {
         let p = &self.ports[port];
         if !p.link_up || !p.tx_enabled {
             return None;
@@ -587,8 +612,11 @@ impl Switch {
     /// Act on deadlines due at `now`: queue PFC refreshes, poll the watchdog.
     pub fn handle_timeout(&mut self, now: Time) {
         self.advance(now);
-        for p in &mut self.ports {
-            p.pfc.handle_timeout(now);
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            if p.pfc.poll_timeout().is_some_and(|t| t <= now) {
+                p.pfc.handle_timeout(now);
+                self.tx_cache[i].set(None);
+            }
         }
         if let (Some(cfg), Some(t)) = (self.cfg.qos.pfcwd, self.next_watchdog_poll) {
             if now >= t {
@@ -627,6 +655,7 @@ impl Switch {
 
     /// Discard everything in queue `q` of `port`, releasing its cells.
     fn flush_queue(&mut self, port: usize, q: usize, reason: DropReason, now: Time) {
+        self.touch(port);
         while let Some(pkt) = self.ports[port].queues[q].pop_front() {
             self.release(&pkt, now);
             if reason == DropReason::Watchdog {
@@ -640,12 +669,14 @@ impl Switch {
     /// Enable or disable `port`'s transmitter; frames wait in its queues while disabled.
     pub fn set_tx_enabled(&mut self, port: usize, enabled: bool, now: Time) {
         self.advance(now);
+        self.touch(port);
         self.ports[port].tx_enabled = enabled;
     }
 
     /// Bring `port`'s link up or down. Down drops its queued frames and forgets pauses.
     pub fn set_link(&mut self, port: usize, up: bool, now: Time) {
         self.advance(now);
+        self.touch(port);
         self.ports[port].link_up = up;
         if !up {
             for q in 0..PRIORITIES {

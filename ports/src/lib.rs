@@ -1,1 +1,13 @@
-//! End-of-link devices (TAP, host NIC model, generators); arrives with the simulator and TAP issues.
+//! # lossless-ports
+//!
+//! What sits at the end of a switch link:
+//!
+//! * [`flow`]: traffic generators (greedy, CBR, on/off; UDP or RoCEv2) and receivers
+//!   (bytes, reordering, latency histograms).
+//! * [`host`]: a host NIC that honours (or ignores) PFC and can send it from a bounded
+//!   receive buffer — sans-IO, driven by the simulator.
+//! * [`capture`]: pcap files of a port's traffic.
+
+pub mod capture;
+pub mod flow;
+pub mod host;

@@ -7,6 +7,7 @@
 pub mod error;
 pub mod raw;
 pub mod resolve;
+pub mod sim;
 
 pub use error::{ConfigError, ConfigWarning};
 pub use resolve::{Scenario, SwitchSpec};

@@ -44,6 +44,162 @@ pub struct ScenarioFile {
     pub duration: Option<Val<Scalar>>,
     /// Switches.
     pub switches: Val<Vec<SwitchRaw>>,
+    /// Simulated hosts (`lossless run`).
+    pub hosts: Option<Vec<Val<HostRaw>>>,
+    /// Switch-to-switch links.
+    pub links: Option<Vec<Val<LinkRaw>>>,
+    /// Traffic.
+    pub flows: Option<Vec<Val<FlowRaw>>>,
+    /// Scheduled events.
+    pub events: Option<Vec<Val<EventRaw>>>,
+    /// Output files.
+    pub outputs: Option<Val<OutputsRaw>>,
+}
+
+/// A simulated host.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostRaw {
+    /// Name.
+    pub name: Val<String>,
+    /// `switch:Port` it is cabled to.
+    pub attach: Val<String>,
+    /// MAC (default 02:00:00:00:xx:yy from its index).
+    pub mac: Option<Val<String>>,
+    /// IPv4 address (default 198.18.x.y from its index).
+    pub ip: Option<Val<String>>,
+    /// NIC behaviour.
+    pub nic: Option<Val<NicRaw>>,
+}
+
+/// NIC settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicRaw {
+    /// `honor` or `ignore`.
+    pub pfc: Option<Val<String>>,
+    /// Response delay to PFC.
+    pub pfc_response: Option<Val<Scalar>>,
+    /// Bounded receive buffer.
+    pub rx_buffer: Option<Val<Scalar>>,
+    /// Drain rate of the receive buffer.
+    pub drain: Option<Val<Scalar>>,
+    /// XOFF level of the receive buffer.
+    pub pfc_xoff: Option<Val<Scalar>>,
+    /// XON level of the receive buffer.
+    pub pfc_xon: Option<Val<Scalar>>,
+}
+
+/// A switch-to-switch link.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRaw {
+    /// `switch:Port`.
+    pub a: Val<String>,
+    /// `switch:Port`.
+    pub b: Val<String>,
+    /// Cable length.
+    pub cable: Option<Val<Scalar>>,
+    /// Fixed one-way delay.
+    pub delay: Option<Val<Scalar>>,
+}
+
+/// A VLAN tag on generated frames.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VlanRaw {
+    /// VLAN id.
+    pub vid: Val<i64>,
+    /// PCP.
+    pub pcp: Option<Val<i64>>,
+}
+
+/// A flow.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct FlowRaw {
+    pub name: Option<Val<String>>,
+    pub src: Val<String>,
+    pub dst: Val<String>,
+    pub protocol: Option<Val<String>>,
+    pub dscp: Option<Val<i64>>,
+    pub ecn: Option<Val<String>>,
+    pub frame: Option<Val<Scalar>>,
+    pub pattern: Option<Val<String>>,
+    pub rate: Option<Val<Scalar>>,
+    pub on: Option<Val<Scalar>>,
+    pub off: Option<Val<Scalar>>,
+    pub size: Option<Val<Scalar>>,
+    pub packets: Option<Val<u64>>,
+    pub start: Option<Val<Scalar>>,
+    pub stop: Option<Val<Scalar>>,
+    pub vlan: Option<Val<VlanRaw>>,
+    pub priority: Option<Val<i64>>,
+    pub src_port: Option<Val<u16>>,
+    pub dst_port: Option<Val<u16>>,
+}
+
+/// A scheduled event.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventRaw {
+    /// Virtual time.
+    pub at: Val<Scalar>,
+    /// `switch:Port` or a host name.
+    pub port: Val<String>,
+    /// `enable` / `disable` the transmitter.
+    pub tx: Option<Val<String>>,
+    /// `up` / `down` the link.
+    pub link: Option<Val<String>>,
+    /// Deliver a frame as if just received on the port.
+    pub inject: Option<Val<InjectRaw>>,
+}
+
+/// A frame to inject.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InjectRaw {
+    /// PFC frame: priority → quanta.
+    pub pfc: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// Raw frame bytes in hex (from the destination MAC, no FCS).
+    pub hex: Option<Val<String>>,
+    /// Declared length of the hex frame, FCS included (default: bytes + 4).
+    pub len: Option<Val<Scalar>>,
+}
+
+/// `outputs:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputsRaw {
+    /// JSON report path.
+    pub json: Option<Val<String>>,
+    /// pcap capture.
+    pub pcap: Option<Val<PcapRaw>>,
+    /// CSV time series.
+    pub timeseries: Option<Val<TimeseriesRaw>>,
+}
+
+/// pcap capture settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapRaw {
+    /// `switch:Port` list.
+    pub ports: Vec<Val<String>>,
+    /// Bytes kept per frame.
+    pub snaplen: Option<Val<u32>>,
+    /// Directory for the files.
+    pub dir: Option<Val<String>>,
+}
+
+/// Time-series settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeseriesRaw {
+    /// Sampling interval.
+    pub interval: Val<Scalar>,
+    /// CSV path.
+    pub csv: Option<Val<String>>,
 }
 
 /// One switch.

@@ -56,6 +56,8 @@ pub struct Scenario {
     pub duration: Option<Time>,
     /// Switches.
     pub switches: Vec<SwitchSpec>,
+    /// Hosts, links, flows, events and outputs (for `lossless run`).
+    pub sim: super::sim::SimSpec,
 }
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -218,15 +220,19 @@ pub fn resolve(
         }
         switches.push(resolve_switch(&r, sw, seed)?);
     }
+    let (sim, sim_warnings) = super::sim::resolve_sim(file, stem, &raw, &switches, duration)?;
     let name = raw.name.map_or_else(|| stem.to_string(), |n| n.value);
+    let mut warnings = r.warnings.into_inner();
+    warnings.extend(sim_warnings);
     Ok((
         Scenario {
             name,
             seed,
             duration,
             switches,
+            sim,
         },
-        r.warnings.into_inner(),
+        warnings,
     ))
 }
 

@@ -1,0 +1,206 @@
+//! The JSON report of a run. The keys of design §7 are a contract: tests and users read
+//! them. Extra keys may be added; none may be renamed.
+
+use crate::sim::Sim;
+use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_pipeline::counters::PortCounters;
+use lossless_ports::flow::FlowRx;
+use serde_json::{json, Value};
+
+fn pfc(c: &PortCounters, paused: [u64; PRIORITIES]) -> Value {
+    json!({
+        "tx_xoff": c.pfc.tx_xoff,
+        "tx_xon": c.pfc.tx_xon,
+        "rx_xoff": c.pfc.rx_xoff,
+        "rx_xon": c.pfc.rx_xon,
+        "rx_pause_ps": paused,
+    })
+}
+
+/// Latency percentiles of a flow in picoseconds (p50/p99/p999 from the histogram, exact
+/// min and max).
+pub fn latency(rx: &FlowRx) -> Value {
+    if rx.rx_packets == 0 {
+        return json!({"p50": null, "p99": null, "p999": null, "max": null, "min": null});
+    }
+    let h = &rx.latency;
+    json!({
+        "p50": h.value_at_quantile(0.5),
+        "p99": h.value_at_quantile(0.99),
+        "p999": h.value_at_quantile(0.999),
+        "max": rx.latency_max.map(Time::as_ps),
+        "min": rx.latency_min.map(Time::as_ps),
+    })
+}
+
+/// Flow completion time: first bit sent to last bit received, for a finite flow whose
+/// every frame arrived.
+pub fn fct(sim: &Sim, i: usize) -> Option<Time> {
+    let def = &sim.scenario.sim.flows[i];
+    let rx = &sim.flows_rx[i];
+    let tx = sim.hosts[def.src]
+        .host
+        .flows
+        .iter()
+        .find(|f| f.spec.id == def.spec.id)?;
+    let finite = !matches!(def.spec.limit, lossless_ports::flow::Limit::Unbounded);
+    (finite && tx.finished(sim.end) && rx.rx_packets == tx.tx_packets && rx.rx_packets > 0)
+        .then(|| rx.last_rx.unwrap_or_default() - tx.first_tx.unwrap_or_default())
+}
+
+/// Build the report.
+pub fn report(sim: &Sim) -> Value {
+    let end = sim.end;
+    let mut total_drops =
+        sim.stats.link_down_drops + sim.stats.unconnected_drops + sim.stats.host_drops;
+    let (mut lossless, mut pfc_tx, mut pfc_rx, mut ecn) = (0, 0, 0, 0);
+    let switches: Vec<Value> = sim
+        .switches
+        .iter()
+        .map(|n| {
+            let sw = &n.sw;
+            let cell = sw.mmu().cell();
+            total_drops += sw.drops().total();
+            lossless += sw.lossless_drops();
+            ecn += sw.ecn_marked();
+            let ports: Vec<Value> = sw
+                .ports()
+                .iter()
+                .enumerate()
+                .map(|(p, port)| {
+                    let c = &port.counters;
+                    pfc_tx += c.tx_pfc_frames;
+                    pfc_rx += c.rx_pfc_frames;
+                    let paused: [u64; PRIORITIES] = core::array::from_fn(|pr| sw.paused_time(p, pr, end).as_ps());
+                    let queues: Vec<Value> = (0..PRIORITIES)
+                        .map(|q| {
+                            let qc = &port.queue_counters[q];
+                            let b = &sw.mmu().queues[p * PRIORITIES + q];
+                            json!({
+                                "queue": q, "tx_packets": qc.tx_packets, "tx_bytes": qc.tx_bytes,
+                                "drop_packets": qc.drop_packets, "drop_bytes": qc.drop_bytes,
+                                "ecn_marked": qc.ecn_marked, "wred_drops": qc.wred_drops,
+                                "watermark_bytes": b.watermark * cell,
+                                "shared_watermark_bytes": b.shared_watermark * cell,
+                            })
+                        })
+                        .collect();
+                    let pgs: Vec<Value> = (0..PRIORITIES)
+                        .map(|g| {
+                            let s = &sw.mmu().pgs[p * PRIORITIES + g];
+                            json!({
+                                "pg": g, "lossless": s.lossless,
+                                "shared_watermark_bytes": s.shared_watermark * cell,
+                                "headroom_watermark_bytes": s.headroom_watermark * cell,
+                                "drop_packets": s.drop_packets,
+                            })
+                        })
+                        .collect();
+                    let wd: Vec<Value> = port.watchdog.iter().enumerate().filter(|(_, w)| w.storms > 0).map(|(q, w)| json!({"queue": q, "storms": w.storms, "restorations": w.restorations, "dropped_packets": w.dropped_packets})).collect();
+                    json!({
+                        "port": sw.config().ports[p].name,
+                        "speed_bps": sw.config().ports[p].speed.bps(),
+                        "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
+                        "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes,
+                        "pfc": pfc(c, paused),
+                        "queues": queues,
+                        "pgs": pgs,
+                        "pfcwd": wd,
+                    })
+                })
+                .collect();
+            let pools: Vec<Value> = sw
+                .mmu()
+                .pools
+                .iter()
+                .map(|p| json!({"name": p.spec.name, "size_bytes": p.spec.size.get(), "watermark_bytes": p.watermark * cell}))
+                .collect();
+            let drops: serde_json::Map<String, Value> = sw.drops().nonzero().map(|(r, n)| (r.name().to_string(), json!(n))).collect();
+            json!({
+                "name": sw.config().name,
+                "ports": ports,
+                "pools": pools,
+                "drops_by_reason": drops,
+                "lossless_drops": sw.lossless_drops(),
+            })
+        })
+        .collect();
+    let flows: Vec<Value> = sim
+        .scenario
+        .sim
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, def)| {
+            let rx = &sim.flows_rx[i];
+            let tx = sim.hosts[def.src]
+                .host
+                .flows
+                .iter()
+                .find(|f| f.spec.id == def.spec.id);
+            json!({
+                "name": def.spec.name,
+                "src": sim.scenario.sim.hosts[def.src].name,
+                "dst": sim.scenario.sim.hosts[def.dst].name,
+                "priority": def.spec.priority,
+                "tx_packets": tx.map_or(0, |t| t.tx_packets),
+                "tx_bytes": tx.map_or(0, |t| t.tx_bytes),
+                "rx_packets": rx.rx_packets,
+                "rx_bytes": rx.rx_bytes,
+                "reordered": rx.reordered,
+                "ce_marked": rx.ce_marked,
+                "skipped_slots": tx.map_or(0, |t| t.skipped_slots),
+                "throughput_bps": rx.throughput_bps(),
+                "fct_ps": fct(sim, i).map(Time::as_ps),
+                "latency_ps": latency(rx),
+            })
+        })
+        .collect();
+    let hosts: Vec<Value> = sim
+        .hosts
+        .iter()
+        .map(|h| {
+            let host = &h.host;
+            let c = &host.counters;
+            pfc_tx += c.tx_pfc_frames;
+            pfc_rx += c.rx_pfc_frames;
+            let paused: [u64; PRIORITIES] =
+                core::array::from_fn(|p| host.paused_time(p, end).as_ps());
+            json!({
+                "name": host.name,
+                "pfc": pfc(c, paused),
+                "paused_ps": paused,
+                "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes,
+                "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
+                "rx_drops": host.rx_drops,
+                "rx_buffer_watermark_bytes": host.rx_watermark,
+            })
+        })
+        .collect();
+    let st = &sim.stats;
+    json!({
+        "name": sim.scenario.name,
+        "seed": sim.seed,
+        "sim_time_ps": end.as_ps(),
+        "wall_time_s": st.wall_time_s,
+        "events": st.events,
+        "packet_hops": st.packet_hops,
+        "totals": {
+            "drops": total_drops,
+            "lossless_drops": lossless,
+            "pfc_tx_frames": pfc_tx,
+            "pfc_rx_frames": pfc_rx,
+            "ecn_marked": ecn,
+        },
+        "engine": {
+            "unconnected_drops": st.unconnected_drops,
+            "link_down_drops": st.link_down_drops,
+            "host_drops": st.host_drops,
+            "misdelivered": st.misdelivered,
+            "stalls": st.stalls,
+        },
+        "switches": switches,
+        "flows": flows,
+        "hosts": hosts,
+    })
+}

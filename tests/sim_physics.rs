@@ -1,0 +1,275 @@
+//! `lossless run` against expectations derived on paper (physics.md), through the CLI and
+//! the JSON contract.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lossless-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// Run `lossless run FILE --json OUT --quiet ARGS…` and parse the JSON report.
+fn run(file: &Path, out: &str, args: &[&str]) -> Value {
+    let json = tmp(out);
+    let o = Command::new(env!("CARGO_BIN_EXE_lossless"))
+        .arg("run")
+        .arg(file)
+        .arg("--json")
+        .arg(&json)
+        .arg("--quiet")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        file.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+/// Write a scenario to a temp file.
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let p = tmp(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn one_100g_flow_of_1518_byte_frames_runs_at_8_127_mpps() {
+    let r = run(
+        &root().join("configs/labs/line-rate.yaml"),
+        "line-rate.json",
+        &[],
+    );
+    let f = &r["flows"][0];
+    let seconds = u(&f["rx_bytes"]) as f64 * 8.0 / f["throughput_bps"].as_f64().unwrap();
+    let mpps = u(&f["rx_packets"]) as f64 / seconds / 1e6;
+    assert!((mpps - 8.127).abs() / 8.127 < 0.001, "{mpps} Mpps");
+    let gbps = f["throughput_bps"].as_f64().unwrap() / 1e9;
+    assert!((gbps - 98.70).abs() < 0.01, "{gbps}");
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    assert_eq!(u(&r["totals"]["pfc_tx_frames"]), 0);
+    assert_eq!(u(&r["totals"]["pfc_rx_frames"]), 0);
+    // First frame: 2 × 10 ns propagation + 2 × 123.04 ns serialization + 500 ns pipeline.
+    assert_eq!(
+        u(&f["latency_ps"]["min"]),
+        2 * 10_000 + 2 * 123_040 + 500_000
+    );
+    // Nothing queues behind a single flow: every frame sees the same latency.
+    assert_eq!(u(&f["latency_ps"]["max"]), 766_080);
+}
+
+#[test]
+fn first_frame_latency_is_exact_for_other_speeds_and_cables() {
+    // 25G, 30 m cables, 9000-byte frames, 1 µs pipeline: 2·150 ns + 2·(9020·8/25G) + 1 µs.
+    let s = scenario(
+        "lat.yaml",
+        "# latency\nswitches:\n  - name: s\n    ports: {count: 2, speed: 25G, cable: 30m}\n    pipeline_latency: 1us\n\
+         hosts:\n  - {name: a, attach: s:Ethernet0}\n  - {name: b, attach: s:Ethernet1}\n\
+         flows:\n  - {name: f, src: a, dst: b, frame: 9000B, packets: 1}\n",
+    );
+    let r = run(&s, "lat.json", &[]);
+    let ser = 9020 * 8 * 40; // ps at 25G: 40 ps per bit
+    assert_eq!(
+        u(&r["flows"][0]["latency_ps"]["min"]),
+        2 * 150_000 + 2 * ser + 1_000_000
+    );
+    // A finite flow has a completion time: here the same as its only frame's latency.
+    assert_eq!(
+        u(&r["flows"][0]["fct_ps"]),
+        2 * 150_000 + 2 * ser + 1_000_000
+    );
+}
+
+#[test]
+fn incast_3_to_1_on_a_lossless_priority_is_fair_and_lossless() {
+    let r = run(
+        &root().join("configs/labs/incast-pfc.yaml"),
+        "incast.json",
+        &["--pcap-dir", tmp("incast-pcap").to_str().unwrap()],
+    );
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    let third = 98.70e9 / 3.0;
+    for f in r["flows"].as_array().unwrap() {
+        let t = f["throughput_bps"].as_f64().unwrap();
+        assert!((t - third).abs() / third < 0.02, "{}: {t}", f["name"]);
+    }
+    let ports = r["switches"][0]["ports"].as_array().unwrap();
+    let xoff: u64 = ports
+        .iter()
+        .map(|p| {
+            p["pfc"]["tx_xoff"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(u)
+                .sum::<u64>()
+        })
+        .sum();
+    assert!(xoff > 0);
+    // Dynamic threshold with α = 1 and 3 PGs filling together: α·S/(1 + 3α) = 4 MB each.
+    for p in &ports[1..4] {
+        let wm = u(&p["pgs"][3]["shared_watermark_bytes"]) as f64;
+        assert!((wm - 4.0e6).abs() / 4.0e6 < 0.01, "{wm}");
+    }
+}
+
+#[test]
+fn the_same_incast_without_pfc_drops() {
+    let r = run(
+        &root().join("configs/labs/incast-lossy.yaml"),
+        "lossy.json",
+        &[],
+    );
+    assert!(u(&r["totals"]["drops"]) > 0);
+    assert_eq!(u(&r["totals"]["pfc_tx_frames"]), 0);
+    assert!(u(&r["switches"][0]["drops_by_reason"]["ingress_limit"]) > 0);
+    assert_eq!(
+        u(&r["totals"]["lossless_drops"]),
+        0,
+        "nothing lossless to drop"
+    );
+}
+
+#[test]
+fn headroom_too_small_shows_lossless_drops() {
+    let r = run(
+        &root().join("configs/labs/headroom-too-small.yaml"),
+        "headroom.json",
+        &[],
+    );
+    assert!(u(&r["totals"]["lossless_drops"]) > 0);
+    // With the headroom raised to the computed minimum (30.1 KB), the same run is lossless.
+    let text = std::fs::read_to_string(root().join("configs/labs/headroom-too-small.yaml"))
+        .unwrap()
+        .replace("xoff: 8KiB", "xoff: 30144B");
+    let r = run(&scenario("hr-ok.yaml", &text), "hr-ok.json", &[]);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+}
+
+#[test]
+fn hol_blocking_slows_the_victim_to_the_congested_rate() {
+    let r = run(
+        &root().join("configs/labs/hol-blocking.yaml"),
+        "hol.json",
+        &[],
+    );
+    let flows = r["flows"].as_array().unwrap();
+    let rate = |n: &str| {
+        flows.iter().find(|f| f["name"] == n).unwrap()["throughput_bps"]
+            .as_f64()
+            .unwrap()
+            / 1e9
+    };
+    let (a, v) = (rate("a"), rate("v"));
+    // h1's link has 100G; without HOL blocking v would get what a leaves (≈ 67G).
+    assert!(v < 45.0, "victim {v} Gb/s");
+    assert!((v - a).abs() < 10.0, "victim {v} vs congested {a}");
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+}
+
+#[test]
+fn same_seed_gives_identical_json_and_pcap() {
+    let file = root().join("configs/labs/incast-pfc.yaml");
+    let (d1, d2) = (tmp("det1"), tmp("det2"));
+    let mut a = run(
+        &file,
+        "det1.json",
+        &["--duration", "300us", "--pcap-dir", d1.to_str().unwrap()],
+    );
+    let mut b = run(
+        &file,
+        "det2.json",
+        &["--duration", "300us", "--pcap-dir", d2.to_str().unwrap()],
+    );
+    a["wall_time_s"] = Value::Null;
+    b["wall_time_s"] = Value::Null;
+    assert_eq!(a, b);
+    let pa = std::fs::read(d1.join("tor-Ethernet1.pcap")).unwrap();
+    let pb = std::fs::read(d2.join("tor-Ethernet1.pcap")).unwrap();
+    assert!(pa.len() > 1000);
+    assert_eq!(pa, pb);
+}
+
+#[test]
+fn every_shipped_config_runs() {
+    let mut files = Vec::new();
+    let mut stack = vec![root().join("configs")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    for (i, f) in files.iter().enumerate() {
+        let r = run(
+            f,
+            &format!("cfg{i}.json"),
+            &[
+                "--duration",
+                "100us",
+                "--pcap-dir",
+                tmp("cfg-pcap").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(u(&r["sim_time_ps"]), 100_000_000, "{}", f.display());
+        assert_eq!(u(&r["engine"]["stalls"]), 0, "{}", f.display());
+    }
+}
+
+#[test]
+fn timeseries_csv_shows_queue_pg_and_pause_state() {
+    let csv = tmp("ts.csv");
+    let text = std::fs::read_to_string(root().join("configs/labs/incast-pfc.yaml"))
+        .unwrap()
+        .replace(
+            "timeseries: {interval: 10us}",
+            &format!("timeseries: {{interval: 100us, csv: {}}}", csv.display()),
+        );
+    let r = run(&scenario("ts.yaml", &text), "ts.json", &[]);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    let data = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = data.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // 2 ms / 100 µs = 21 samples (0 … 2 ms) × (4 ports + 4 hosts) × 8 priorities.
+    assert_eq!(rows.len(), 21 * 8 * 8);
+    // At 1 ms the egress queue toward h0 is deep and the senders are held in XOFF.
+    let at = |node: &str, port: &str, prio: &str| {
+        rows.iter()
+            .find(|r| r[0] == "1000000000" && r[1] == node && r[2] == port && r[3] == prio)
+            .unwrap()
+            .clone()
+    };
+    assert!(at("tor", "Ethernet0", "3")[4].parse::<u64>().unwrap() > 1_000_000);
+    assert!(at("tor", "Ethernet1", "3")[5].parse::<u64>().unwrap() > 1_000_000);
+    let paused_hosts = ["h1", "h2", "h3"]
+        .iter()
+        .filter(|h| {
+            rows.iter()
+                .any(|r| r[1] == **h && r[3] == "3" && r[7] == "1")
+        })
+        .count();
+    assert_eq!(paused_hosts, 3);
+}
