@@ -5,5 +5,6 @@
 //! `lossless-buffer-model`; this package is where files are read.
 
 pub mod config;
+pub mod realtime;
 pub mod report;
 pub mod sim;

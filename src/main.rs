@@ -45,6 +45,106 @@ enum Command {
     /// counters, queue counters, watermarks and per-flow throughput, FCT and latency;
     /// lossless_drops is always printed because it must be 0.
     Run(RunArgs),
+    /// Run the switch between real hosts: one Linux TAP device per port, wall clock.
+    ///
+    /// Reads the file's (single) switch; `ports: {count: 2, speed: 1G, tap_prefix: ll}` opens
+    /// ll0 and ll1. Move the TAPs into network namespaces and bring them up (README, "TAP
+    /// switch"). Each port is shaped to its speed, so queues, PFC and ECN happen with real
+    /// traffic. SIGINT/SIGTERM stop it cleanly, print the report and write --json.
+    Tap(TapArgs),
+    /// Send 802.1Qbb PFC frames out of an interface (AF_PACKET; Linux itself cannot).
+    SendPfc(SendPfcArgs),
+    /// A PFC-honouring traffic generator on an interface (what an RDMA NIC does, and a
+    /// Linux host does not): paces UDP or RoCEv2 frames, stops while its priority is
+    /// paused, prints a JSON summary.
+    Gen(GenArgs),
+}
+
+#[derive(Args)]
+struct TapArgs {
+    /// Switch YAML file (its one switch is served).
+    file: PathBuf,
+    /// Print a counters line this often (e.g. 1s).
+    #[arg(long, value_parser = parse_duration)]
+    stats: Option<std::time::Duration>,
+    /// Write the JSON report here when stopping.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Stop by itself after this long (default: until SIGINT/SIGTERM).
+    #[arg(long, value_parser = parse_duration)]
+    duration: Option<std::time::Duration>,
+    /// No report on stdout when stopping.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct SendPfcArgs {
+    /// Interface to send on.
+    #[arg(long)]
+    iface: String,
+    /// Priorities to pause, e.g. 3 or 3,4.
+    #[arg(long, value_delimiter = ',', required = true)]
+    prio: Vec<u8>,
+    /// Pause time in quanta (512 bit times each); 0 sends XON.
+    #[arg(long, default_value_t = 65535)]
+    quanta: u16,
+    /// Frames to send.
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    /// Time between frames (e.g. 100us).
+    #[arg(long, value_parser = parse_duration, default_value = "1ms")]
+    interval: std::time::Duration,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Interface to send on.
+    #[arg(long)]
+    iface: String,
+    /// Destination as MAC/IP, e.g. 02:00:00:00:00:02/198.18.0.2.
+    #[arg(long)]
+    dst: String,
+    /// Source IPv4 address.
+    #[arg(long, default_value = "198.18.0.100")]
+    src_ip: std::net::Ipv4Addr,
+    /// DSCP of the frames.
+    #[arg(long, default_value_t = 3)]
+    dscp: u8,
+    /// ECN field: not_ect, ect0, ect1 or ce.
+    #[arg(long, default_value = "not_ect")]
+    ecn: String,
+    /// PFC priority the traffic is queued on (default: SONiC's map of the DSCP: 3→3, 4→4, 48→6, else 1).
+    #[arg(long)]
+    priority: Option<u8>,
+    /// Offered rate in line-rate bits (frame + 20 bytes of preamble and gap), e.g. 1G.
+    #[arg(long, value_parser = parse_rate, default_value = "1G")]
+    rate: lossless_buffer_model::Rate,
+    /// Frame length in bytes, FCS included.
+    #[arg(long, default_value_t = 1518)]
+    frame: u32,
+    /// How long to send (e.g. 5s).
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    duration: std::time::Duration,
+    /// Send RoCEv2 (BTH on UDP 4791) instead of plain UDP.
+    #[arg(long)]
+    rocev2: bool,
+    /// Speed of the link, to turn pause quanta into time.
+    #[arg(long, value_parser = parse_rate, default_value = "1G")]
+    link_speed: lossless_buffer_model::Rate,
+    /// UDP destination port of plain UDP frames.
+    #[arg(long, default_value_t = 5001)]
+    dst_port: u16,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.parse::<Time>().map_err(|e| e.to_string())?;
+    Ok(std::time::Duration::from_nanos(t.as_ps() / 1000))
+}
+
+fn parse_rate(s: &str) -> Result<lossless_buffer_model::Rate, String> {
+    s.parse()
+        .map_err(|e: lossless_buffer_model::units::UnitError| e.to_string())
 }
 
 #[derive(Args)]
@@ -77,7 +177,156 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { file, quiet } => check(&file, quiet),
         Command::Run(args) => run(args),
+        Command::Tap(args) => tap(args),
+        Command::SendPfc(a) => {
+            let prios = a
+                .prio
+                .iter()
+                .fold(0u8, |m, p| if *p < 8 { m | 1 << p } else { m });
+            if a.prio.iter().any(|p| *p > 7) {
+                eprintln!("error: --prio takes priorities 0–7");
+                return ExitCode::FAILURE;
+            }
+            match lossless::realtime::tools::send_pfc(
+                &a.iface, prios, a.quanta, a.count, a.interval,
+            ) {
+                Ok(n) => {
+                    println!(
+                        "sent {n} PFC frame(s) on {}: priorities {:?}, {} quanta",
+                        a.iface, a.prio, a.quanta
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {}: {e}", a.iface);
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Gen(a) => gen(a),
     }
+}
+
+fn gen(a: GenArgs) -> ExitCode {
+    let Some((mac, ip)) = a.dst.split_once('/') else {
+        eprintln!("error: --dst takes MAC/IP, e.g. 02:00:00:00:00:02/198.18.0.2");
+        return ExitCode::FAILURE;
+    };
+    let mac_parts: Vec<_> = mac
+        .split(':')
+        .filter_map(|p| u8::from_str_radix(p, 16).ok())
+        .collect();
+    let (Ok(dst_mac), Ok(dst_ip)) = (
+        <[u8; 6]>::try_from(mac_parts.as_slice()),
+        ip.parse::<std::net::Ipv4Addr>(),
+    ) else {
+        eprintln!(
+            "error: --dst `{}` is not MAC/IP, e.g. 02:00:00:00:00:02/198.18.0.2",
+            a.dst
+        );
+        return ExitCode::FAILURE;
+    };
+    let ecn = match a.ecn.as_str() {
+        "not_ect" => 0,
+        "ect1" => 1,
+        "ect0" => 2,
+        "ce" => 3,
+        other => {
+            eprintln!("error: --ecn `{other}`: expected not_ect, ect0, ect1 or ce");
+            return ExitCode::FAILURE;
+        }
+    };
+    if a.dscp > 63 || a.priority.is_some_and(|p| p > 7) {
+        eprintln!("error: --dscp takes 0–63 and --priority 0–7");
+        return ExitCode::FAILURE;
+    }
+    let priority = a
+        .priority
+        .unwrap_or(lossless_pipeline::presets::sonic_dscp_to_tc()[a.dscp as usize]);
+    let cfg = lossless::realtime::tools::GenConfig {
+        iface: a.iface.clone(),
+        dst_mac,
+        dst_ip: dst_ip.octets(),
+        src_ip: a.src_ip.octets(),
+        dscp: a.dscp,
+        ecn,
+        priority,
+        rate: a.rate,
+        frame: a.frame,
+        duration: a.duration,
+        rocev2: a.rocev2,
+        link_speed: a.link_speed,
+        dst_port: a.dst_port,
+    };
+    match lossless::realtime::tools::gen(&cfg) {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", a.iface);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn tap(a: TapArgs) -> ExitCode {
+    let loaded = match lossless::config::load(&a.file) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let sc = &loaded.scenario;
+    if sc.switches.len() != 1 {
+        eprintln!(
+            "error: {}: `lossless tap` serves one switch; the file has {}",
+            a.file.display(),
+            sc.switches.len()
+        );
+        return ExitCode::FAILURE;
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, std::sync::Arc::clone(&stop)) {
+            eprintln!("error: cannot handle signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let mut sw = match lossless::realtime::TapSwitch::open(&sc.switches[0]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", a.file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let taps: Vec<_> = sc.switches[0].taps.iter().flatten().cloned().collect();
+    println!(
+        "lossless tap: switch `{}` serving {} (stop with Ctrl-C)",
+        sc.switches[0].config.name,
+        taps.join(", ")
+    );
+    let opts = lossless::realtime::TapOptions {
+        stats: a.stats,
+        duration: a.duration,
+    };
+    sw.serve(&stop, &opts);
+    let report = sw.report();
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&report).expect("JSON") + "\n";
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if !a.quiet {
+        print!("{}", lossless::report::text::render(&report));
+    }
+    ExitCode::SUCCESS
 }
 
 fn run(a: RunArgs) -> ExitCode {

@@ -95,6 +95,8 @@ pub struct Switch {
     spare: Vec<Vec<u8>>,
     /// Cached `next_transmit` per port; None when something changed since.
     tx_cache: Vec<Cell<Option<Option<Time>>>>,
+    /// How far back a late `poll_transmit` may date a backlogged frame's start (0 = exact).
+    catch_up: Time,
 }
 
 impl Switch {
@@ -150,6 +152,7 @@ impl Switch {
             pg_pfc,
             spare: Vec::with_capacity(SPARE_BUFFERS),
             tx_cache: vec![Cell::new(None); n_ports],
+            catch_up: Time::ZERO,
         }
     }
 
@@ -186,6 +189,27 @@ impl Switch {
         match &self.fwd {
             Forwarder::L2(f) => f.len(),
             Forwarder::L3(_) => 0,
+        }
+    }
+
+    /// Let a late `poll_transmit` date a backlogged frame's start up to `window` into the
+    /// past (never before the transmitter was free or the frame was ready), so a wall-clock
+    /// engine that wakes late sends a short burst instead of losing line rate. The virtual-
+    /// time engine polls exactly and leaves this at 0.
+    pub fn set_catch_up(&mut self, window: Time) {
+        self.catch_up = window;
+    }
+
+    /// When a frame polled at `now` starts, given the port was free at `free` and the frame
+    /// ready at `ready`.
+    fn start_time(&self, now: Time, free: Time, ready: Time) -> Time {
+        if self.catch_up == Time::ZERO {
+            now
+        } else {
+            now.saturating_sub(self.catch_up)
+                .max(free)
+                .max(ready)
+                .min(now)
         }
     }
 
@@ -514,6 +538,7 @@ impl Switch {
             c.tx_packets += 1;
             c.tx_bytes += pfc_wire::PFC_FRAME_LEN as u64;
             p.busy_until = now + speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
+            // PFC frames are never dated back: they answer the state now.
             let mut pkt = Packet::new(data, pfc_wire::PFC_FRAME_LEN);
             pkt.meta.rx_time = now;
             pkt.meta.ready_time = now;
@@ -544,13 +569,14 @@ impl Switch {
         if let (Some(map), Some(tci)) = (self.cfg.qos.tc_to_dot1p, vlan_tci_offset(&pkt.data)) {
             edit::set_pcp(&mut pkt.data, tci, map[pkt.meta.tc as usize]);
         }
+        let start = self.start_time(now, self.ports[port].busy_until, pkt.meta.ready_time);
         let p = &mut self.ports[port];
         let qc = &mut p.queue_counters[q];
         qc.tx_packets += 1;
         qc.tx_bytes += pkt.len as u64;
         p.counters.tx_packets += 1;
         p.counters.tx_bytes += pkt.len as u64;
-        p.busy_until = now + speed.wire_time(pkt.len as u64);
+        p.busy_until = start + speed.wire_time(pkt.len as u64);
         Some(pkt)
     }
 

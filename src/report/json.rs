@@ -4,6 +4,7 @@
 use crate::sim::Sim;
 use lossless_buffer_model::{Time, PRIORITIES};
 use lossless_pipeline::counters::PortCounters;
+use lossless_pipeline::Switch;
 use lossless_ports::flow::FlowRx;
 use serde_json::{json, Value};
 
@@ -48,82 +49,125 @@ pub fn fct(sim: &Sim, i: usize) -> Option<Time> {
         .then(|| rx.last_rx.unwrap_or_default() - tx.first_tx.unwrap_or_default())
 }
 
-/// Build the report.
-pub fn report(sim: &Sim) -> Value {
-    let end = sim.end;
-    let mut total_drops =
-        sim.stats.link_down_drops + sim.stats.unconnected_drops + sim.stats.host_drops;
-    let (mut lossless, mut pfc_tx, mut pfc_rx, mut ecn) = (0, 0, 0, 0);
-    let switches: Vec<Value> = sim
-        .switches
+/// Totals accumulated while the switch and host sections are built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Totals {
+    /// Frames dropped anywhere.
+    pub drops: u64,
+    /// Frames of lossless PGs dropped by a switch MMU.
+    pub lossless_drops: u64,
+    /// PFC frames sent by switches and hosts.
+    pub pfc_tx: u64,
+    /// PFC frames received by switches and hosts.
+    pub pfc_rx: u64,
+    /// Frames marked CE.
+    pub ecn: u64,
+}
+
+impl Totals {
+    /// The `totals` object of the contract.
+    pub fn json(&self) -> Value {
+        json!({
+            "drops": self.drops,
+            "lossless_drops": self.lossless_drops,
+            "pfc_tx_frames": self.pfc_tx,
+            "pfc_rx_frames": self.pfc_rx,
+            "ecn_marked": self.ecn,
+        })
+    }
+}
+
+/// One switch's section of the report (ports with PFC, queues and PGs; pools; drops), as of
+/// `end` (for pause durations); adds to `t`.
+pub fn switch_report(sw: &Switch, end: Time, t: &mut Totals) -> Value {
+    let cell = sw.mmu().cell();
+    t.drops += sw.drops().total();
+    t.lossless_drops += sw.lossless_drops();
+    t.ecn += sw.ecn_marked();
+    let ports: Vec<Value> = sw
+        .ports()
         .iter()
-        .map(|n| {
-            let sw = &n.sw;
-            let cell = sw.mmu().cell();
-            total_drops += sw.drops().total();
-            lossless += sw.lossless_drops();
-            ecn += sw.ecn_marked();
-            let ports: Vec<Value> = sw
-                .ports()
-                .iter()
-                .enumerate()
-                .map(|(p, port)| {
-                    let c = &port.counters;
-                    pfc_tx += c.tx_pfc_frames;
-                    pfc_rx += c.rx_pfc_frames;
-                    let paused: [u64; PRIORITIES] = core::array::from_fn(|pr| sw.paused_time(p, pr, end).as_ps());
-                    let queues: Vec<Value> = (0..PRIORITIES)
-                        .map(|q| {
-                            let qc = &port.queue_counters[q];
-                            let b = &sw.mmu().queues[p * PRIORITIES + q];
-                            json!({
-                                "queue": q, "tx_packets": qc.tx_packets, "tx_bytes": qc.tx_bytes,
-                                "drop_packets": qc.drop_packets, "drop_bytes": qc.drop_bytes,
-                                "ecn_marked": qc.ecn_marked, "wred_drops": qc.wred_drops,
-                                "watermark_bytes": b.watermark * cell,
-                                "shared_watermark_bytes": b.shared_watermark * cell,
-                            })
-                        })
-                        .collect();
-                    let pgs: Vec<Value> = (0..PRIORITIES)
-                        .map(|g| {
-                            let s = &sw.mmu().pgs[p * PRIORITIES + g];
-                            json!({
-                                "pg": g, "lossless": s.lossless,
-                                "shared_watermark_bytes": s.shared_watermark * cell,
-                                "headroom_watermark_bytes": s.headroom_watermark * cell,
-                                "drop_packets": s.drop_packets,
-                            })
-                        })
-                        .collect();
-                    let wd: Vec<Value> = port.watchdog.iter().enumerate().filter(|(_, w)| w.storms > 0).map(|(q, w)| json!({"queue": q, "storms": w.storms, "restorations": w.restorations, "dropped_packets": w.dropped_packets})).collect();
+        .enumerate()
+        .map(|(p, port)| {
+            let c = &port.counters;
+            t.pfc_tx += c.tx_pfc_frames;
+            t.pfc_rx += c.rx_pfc_frames;
+            let paused: [u64; PRIORITIES] = core::array::from_fn(|pr| sw.paused_time(p, pr, end).as_ps());
+            let queues: Vec<Value> = (0..PRIORITIES)
+                .map(|q| {
+                    let qc = &port.queue_counters[q];
+                    let b = &sw.mmu().queues[p * PRIORITIES + q];
                     json!({
-                        "port": sw.config().ports[p].name,
-                        "speed_bps": sw.config().ports[p].speed.bps(),
-                        "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
-                        "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes,
-                        "pfc": pfc(c, paused),
-                        "queues": queues,
-                        "pgs": pgs,
-                        "pfcwd": wd,
+                        "queue": q, "tx_packets": qc.tx_packets, "tx_bytes": qc.tx_bytes,
+                        "drop_packets": qc.drop_packets, "drop_bytes": qc.drop_bytes,
+                        "ecn_marked": qc.ecn_marked, "wred_drops": qc.wred_drops,
+                        "watermark_bytes": b.watermark * cell,
+                        "shared_watermark_bytes": b.shared_watermark * cell,
                     })
                 })
                 .collect();
-            let pools: Vec<Value> = sw
-                .mmu()
-                .pools
-                .iter()
-                .map(|p| json!({"name": p.spec.name, "size_bytes": p.spec.size.get(), "watermark_bytes": p.watermark * cell}))
+            let pgs: Vec<Value> = (0..PRIORITIES)
+                .map(|g| {
+                    let s = &sw.mmu().pgs[p * PRIORITIES + g];
+                    json!({
+                        "pg": g, "lossless": s.lossless,
+                        "shared_watermark_bytes": s.shared_watermark * cell,
+                        "headroom_watermark_bytes": s.headroom_watermark * cell,
+                        "drop_packets": s.drop_packets,
+                    })
+                })
                 .collect();
-            let drops: serde_json::Map<String, Value> = sw.drops().nonzero().map(|(r, n)| (r.name().to_string(), json!(n))).collect();
+            let wd: Vec<Value> = port
+                .watchdog
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.storms > 0)
+                .map(|(q, w)| json!({"queue": q, "storms": w.storms, "restorations": w.restorations, "dropped_packets": w.dropped_packets}))
+                .collect();
             json!({
-                "name": sw.config().name,
-                "ports": ports,
-                "pools": pools,
-                "drops_by_reason": drops,
-                "lossless_drops": sw.lossless_drops(),
+                "port": sw.config().ports[p].name,
+                "speed_bps": sw.config().ports[p].speed.bps(),
+                "link_up": port.link_up,
+                "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
+                "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes,
+                "pfc": pfc(c, paused),
+                "queues": queues,
+                "pgs": pgs,
+                "pfcwd": wd,
             })
         })
+        .collect();
+    let pools: Vec<Value> = sw
+        .mmu()
+        .pools
+        .iter()
+        .map(|p| json!({"name": p.spec.name, "size_bytes": p.spec.size.get(), "watermark_bytes": p.watermark * cell}))
+        .collect();
+    let drops: serde_json::Map<String, Value> = sw
+        .drops()
+        .nonzero()
+        .map(|(r, n)| (r.name().to_string(), json!(n)))
+        .collect();
+    json!({
+        "name": sw.config().name,
+        "ports": ports,
+        "pools": pools,
+        "drops_by_reason": drops,
+        "lossless_drops": sw.lossless_drops(),
+    })
+}
+
+/// Build the report of a simulation run.
+pub fn report(sim: &Sim) -> Value {
+    let end = sim.end;
+    let mut t = Totals {
+        drops: sim.stats.link_down_drops + sim.stats.unconnected_drops + sim.stats.host_drops,
+        ..Totals::default()
+    };
+    let switches: Vec<Value> = sim
+        .switches
+        .iter()
+        .map(|n| switch_report(&n.sw, end, &mut t))
         .collect();
     let flows: Vec<Value> = sim
         .scenario
@@ -162,8 +206,8 @@ pub fn report(sim: &Sim) -> Value {
         .map(|h| {
             let host = &h.host;
             let c = &host.counters;
-            pfc_tx += c.tx_pfc_frames;
-            pfc_rx += c.rx_pfc_frames;
+            t.pfc_tx += c.tx_pfc_frames;
+            t.pfc_rx += c.rx_pfc_frames;
             let paused: [u64; PRIORITIES] =
                 core::array::from_fn(|p| host.paused_time(p, end).as_ps());
             json!({
@@ -185,13 +229,7 @@ pub fn report(sim: &Sim) -> Value {
         "wall_time_s": st.wall_time_s,
         "events": st.events,
         "packet_hops": st.packet_hops,
-        "totals": {
-            "drops": total_drops,
-            "lossless_drops": lossless,
-            "pfc_tx_frames": pfc_tx,
-            "pfc_rx_frames": pfc_rx,
-            "ecn_marked": ecn,
-        },
+        "totals": t.json(),
         "engine": {
             "unconnected_drops": st.unconnected_drops,
             "link_down_drops": st.link_down_drops,
