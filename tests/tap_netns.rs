@@ -708,3 +708,49 @@ fn throughput_next_to_a_linux_bridge_and_a_tap_copy_loop() {
     eprintln!("iperf3 TCP, same run: lossless tap (unshaped) {switch:.2} Gbit/s, 2-thread TAP copy loop {copy:.2} Gbit/s, Linux bridge (offloads off) {bridge:.2} Gbit/s");
     assert!(switch > 0.1 && copy > 0.1 && bridge > 0.1);
 }
+
+#[test]
+fn a_tap_whose_link_goes_down_is_marked_down_counted_and_served_again() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let mut lab = Lab::new("l");
+    lab.start_switch(2, "1G", "2us");
+    lab.add_host(0);
+    lab.add_host(1);
+    assert_eq!(
+        loss_percent(&lab.exec(
+            0,
+            &["ping", "-c", "3", "-i", "0.05", "-W", "1", &Lab::ip(1)]
+        )),
+        0.0
+    );
+    let tap1 = lab.tap(1);
+    let o = lab.exec(1, &["ip", "link", "set", &tap1, "down"]);
+    assert!(o.status.success());
+    assert_eq!(
+        loss_percent(&lab.exec(
+            0,
+            &["ping", "-c", "5", "-i", "0.05", "-W", "1", &Lab::ip(1)]
+        )),
+        100.0
+    );
+    let o = lab.exec(1, &["ip", "link", "set", &tap1, "up"]);
+    assert!(o.status.success());
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        loss_percent(&lab.exec(
+            0,
+            &["ping", "-c", "20", "-i", "0.05", "-W", "1", &Lab::ip(1)]
+        )),
+        0.0,
+        "served again"
+    );
+    let r = lab.stop_switch();
+    assert!(r["tap"]["tx_errors"].as_u64().unwrap() > 0, "{}", r["tap"]);
+    assert!(
+        r["tap"]["link_changes"].as_u64().unwrap() >= 1,
+        "{}",
+        r["tap"]
+    );
+}

@@ -31,6 +31,8 @@ const MIN_WAIT: Duration = Duration::from_micros(40);
 const MAX_WAIT: Duration = Duration::from_millis(50);
 /// Smallest Ethernet frame without FCS: what a MAC pads short frames to.
 const MIN_FRAME_NO_FCS: usize = 60;
+/// How often a port whose TAP link is down is tried again.
+const LINK_PROBE: Duration = Duration::from_millis(100);
 /// Frames queued from the readers to the pipeline thread. Whatever waits here has left its
 /// sender but not yet reached the switch: it is cable, and PFC headroom has to cover it,
 /// so the queue is kept short (a full queue blocks the readers, which backs up into the
@@ -56,6 +58,8 @@ enum Msg {
     Frame(usize, Vec<u8>),
     /// The TAP of a port failed for good (deleted, namespace gone).
     Gone(usize, io::Error),
+    /// A write to the TAP of a port failed: its link is down (the host side set it down).
+    LinkDown(usize),
 }
 
 /// Port counters summed over the switch at one instant (for `--stats` rates).
@@ -126,6 +130,10 @@ pub struct TapSwitch {
     pub ports_gone: Vec<String>,
     /// Deepest backlog of received frames waiting for the pipeline thread.
     pub max_read_backlog: usize,
+    /// Times a port's link was seen going down or coming back.
+    pub link_changes: u64,
+    /// Ports whose link went down (EIO), with when: retried every LINK_PROBE.
+    link_down_at: Vec<Option<Instant>>,
 }
 
 impl TapSwitch {
@@ -173,18 +181,25 @@ impl TapSwitch {
         }
         let stats = Arc::new(TapStats::default());
         let mut writers = Vec::new();
-        for tap in &taps {
+        for (port, tap) in taps.iter().enumerate() {
             let (wtx, wrx) = bounded::<Vec<Vec<u8>>>(WRITE_QUEUE);
-            let (tap, stats) = (Arc::clone(tap), Arc::clone(&stats));
+            let (tap, stats, events) = (Arc::clone(tap), Arc::clone(&stats), tx.clone());
             std::thread::Builder::new()
                 .name(format!("tapw-{}", tap.name()))
                 .spawn(move || {
                     for batch in wrx {
                         for frame in batch {
                             match tap.write(&frame) {
-                                Ok(_) => stats.tx_frames.fetch_add(1, Ordering::Relaxed),
-                                Err(_) => stats.tx_errors.fetch_add(1, Ordering::Relaxed),
-                            };
+                                Ok(_) => {
+                                    stats.tx_frames.fetch_add(1, Ordering::Relaxed);
+                                }
+                                Err(_) => {
+                                    // EIO: the TAP's link is down. Tell the pipeline once per batch.
+                                    stats.tx_errors.fetch_add(1, Ordering::Relaxed);
+                                    let _ = events.try_send(Msg::LinkDown(port));
+                                    break;
+                                }
+                            }
                         }
                     }
                 })
@@ -194,6 +209,7 @@ impl TapSwitch {
         let mut sw = Switch::new(spec.config.clone());
         sw.set_catch_up(CATCH_UP);
         let batches = vec![Vec::new(); taps.len()];
+        let n_taps = taps.len();
         Ok(TapSwitch {
             sw,
             taps,
@@ -204,6 +220,8 @@ impl TapSwitch {
             stats,
             ports_gone: Vec::new(),
             max_read_backlog: 0,
+            link_changes: 0,
+            link_down_at: vec![None; n_taps],
         })
     }
 
@@ -261,6 +279,7 @@ impl TapSwitch {
                 }
             }
             let now = self.now();
+            self.probe_links(now);
             if self.sw.poll_timeout().is_some_and(|t| t <= now) {
                 self.sw.handle_timeout(now);
             }
@@ -272,6 +291,17 @@ impl TapSwitch {
                     last = c;
                     next_stats = opts.stats.map(|d| t + d);
                 }
+            }
+        }
+    }
+
+    /// A port whose TAP link went down is tried again every LINK_PROBE: if writes still
+    /// fail, the writer reports it down again.
+    fn probe_links(&mut self, now: Time) {
+        for port in 0..self.link_down_at.len() {
+            if self.link_down_at[port].is_some_and(|t| t.elapsed() >= LINK_PROBE) {
+                self.link_down_at[port] = None;
+                self.sw.set_link(port, true, now);
             }
         }
     }
@@ -314,12 +344,27 @@ impl TapSwitch {
         let now = self.now();
         match m {
             Msg::Frame(port, mut data) => {
+                if self.link_down_at[port].take().is_some() {
+                    // Frames come from it again: the host brought the link back up.
+                    self.sw.set_link(port, true, now);
+                    self.link_changes += 1;
+                }
                 // The host's MAC would pad a short frame to the Ethernet minimum (60 bytes
                 // + FCS) before it reached the wire; a TAP hands it over unpadded.
                 if data.len() < MIN_FRAME_NO_FCS {
                     data.resize(MIN_FRAME_NO_FCS, 0);
                 }
                 self.sw.receive(port, Packet::from_wire(data), now)
+            }
+            Msg::LinkDown(port) => {
+                if self.sw.ports()[port].link_up
+                    && !self.ports_gone.iter().any(|g| g == self.taps[port].name())
+                {
+                    self.link_down_at[port] = Some(Instant::now());
+                    eprintln!("lossless tap: port {} (TAP {}) link is down; its queued frames are dropped", self.sw.config().ports[port].name, self.taps[port].name());
+                    self.sw.set_link(port, false, now);
+                    self.link_changes += 1;
+                }
             }
             Msg::Gone(port, e) => {
                 let name = self.taps[port].name().to_string();
@@ -380,6 +425,7 @@ impl TapSwitch {
                 "tx_overruns": self.stats.tx_overruns.load(Ordering::Relaxed),
                 "ports_gone": self.ports_gone,
                 "max_read_backlog": self.max_read_backlog,
+                "link_changes": self.link_changes,
             },
         })
     }
