@@ -168,6 +168,22 @@ struct RunArgs {
     quiet: bool,
 }
 
+/// Load a scenario, printing its warnings; None (after printing the error) when it is bad.
+fn load(file: &std::path::Path) -> Option<lossless::config::Loaded> {
+    match lossless::config::load(file) {
+        Ok(l) => {
+            for w in &l.warnings {
+                eprintln!("warning: {w}");
+            }
+            Some(l)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
 fn parse_time(s: &str) -> Result<Time, String> {
     s.parse::<Time>().map_err(|e| e.to_string())
 }
@@ -271,16 +287,9 @@ fn gen(a: GenArgs) -> ExitCode {
 }
 
 fn tap(a: TapArgs) -> ExitCode {
-    let loaded = match lossless::config::load(&a.file) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(loaded) = load(&a.file) else {
+        return ExitCode::FAILURE;
     };
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
     let sc = &loaded.scenario;
     if sc.switches.len() != 1 {
         eprintln!(
@@ -330,16 +339,9 @@ fn tap(a: TapArgs) -> ExitCode {
 }
 
 fn run(a: RunArgs) -> ExitCode {
-    let loaded = match lossless::config::load(&a.file) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(loaded) = load(&a.file) else {
+        return ExitCode::FAILURE;
     };
-    for w in &loaded.warnings {
-        eprintln!("warning: {w}");
-    }
     let opts = RunOptions {
         seed: a.seed,
         duration: a.duration,

@@ -54,6 +54,24 @@ pub struct PortCounters {
     pub pfc: PfcCounters,
 }
 
+impl PortCounters {
+    /// Count a PFC frame this port sent (`enable`, `quanta`): per priority, as a frame and
+    /// as 64 bytes on the wire.
+    pub fn count_pfc_sent(&mut self, enable: u8, quanta: &[u16; PRIORITIES]) {
+        PfcCounters::count(&mut self.pfc.tx_xoff, &mut self.pfc.tx_xon, enable, quanta);
+        self.tx_pfc_frames += 1;
+        self.tx_packets += 1;
+        self.tx_bytes += crate::wire::pfc::PFC_FRAME_LEN as u64;
+    }
+
+    /// Count a PFC frame this port received and acted on (`enable` already masked to the
+    /// priorities it honours).
+    pub fn count_pfc_received(&mut self, enable: u8, quanta: &[u16; PRIORITIES]) {
+        PfcCounters::count(&mut self.pfc.rx_xoff, &mut self.pfc.rx_xon, enable, quanta);
+        self.rx_pfc_frames += 1;
+    }
+}
+
 /// Counters of one egress queue (`queuestat`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QueueCounters {

@@ -14,7 +14,7 @@
 //! simulator and the TAP engine get line-rate shaping from the same code.
 
 use crate::config::{v4_key, Forwarding, SwitchConfig, Trust};
-use crate::counters::{PfcCounters, PortCounters, QueueCounters};
+use crate::counters::{PortCounters, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
 use crate::forward::{Fdb, L2Decision, Lpm};
 use crate::packet::{IpAt, Packet};
@@ -489,9 +489,7 @@ impl Switch {
                 let p = &mut self.ports[port];
                 p.pause
                     .apply(now + self.cfg.qos.pfc_response, enable, &quanta, speed);
-                p.counters.rx_pfc_frames += 1;
-                let c = &mut p.counters.pfc;
-                PfcCounters::count(&mut c.rx_xoff, &mut c.rx_xon, enable, &quanta);
+                p.counters.count_pfc_received(enable, &quanta);
                 self.recycle(pkt.data);
             }
         }
@@ -524,22 +522,13 @@ impl Switch {
         }
         let speed = self.cfg.ports[port].speed;
         if let Some(req) = self.ports[port].pfc.take_frame(now) {
-            let mut data = self.spare.pop().unwrap_or_default();
-            pfc_wire::emit_pfc(&mut data, self.cfg.ports[port].mac, req.enable, &req.quanta);
+            let buf = self.spare.pop().unwrap_or_default();
             let p = &mut self.ports[port];
-            let c = &mut p.counters;
-            PfcCounters::count(
-                &mut c.pfc.tx_xoff,
-                &mut c.pfc.tx_xon,
-                req.enable,
-                &req.quanta,
-            );
-            c.tx_pfc_frames += 1;
-            c.tx_packets += 1;
-            c.tx_bytes += pfc_wire::PFC_FRAME_LEN as u64;
-            p.busy_until = now + speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
+            p.counters.count_pfc_sent(req.enable, &req.quanta);
             // PFC frames are never dated back: they answer the state now.
-            let mut pkt = Packet::new(data, pfc_wire::PFC_FRAME_LEN);
+            p.busy_until = now + speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
+            let mut pkt =
+                pfc_wire::pfc_frame(buf, self.cfg.ports[port].mac, req.enable, &req.quanta);
             pkt.meta.rx_time = now;
             pkt.meta.ready_time = now;
             return Some(pkt);

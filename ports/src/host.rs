@@ -10,9 +10,9 @@
 use crate::flow::FlowTx;
 use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
 use lossless_buffer_model::{Bytes, Rate, Time, PRIORITIES};
-use lossless_pipeline::counters::{PfcCounters, PortCounters};
+use lossless_pipeline::counters::PortCounters;
 use lossless_pipeline::parser::{parse, MacControl};
-use lossless_pipeline::wire::pfc::{emit_pfc, PFC_FRAME_LEN};
+use lossless_pipeline::wire::pfc::{pfc_frame, PFC_FRAME_LEN};
 use lossless_pipeline::Packet;
 
 /// Whether the NIC obeys PFC frames.
@@ -169,9 +169,7 @@ impl Host {
         match parsed.mac_control {
             Some(MacControl::Pfc { enable, quanta }) => {
                 let enable = enable & self.nic.pfc_enable;
-                self.counters.rx_pfc_frames += 1;
-                let c = &mut self.counters.pfc;
-                PfcCounters::count(&mut c.rx_xoff, &mut c.rx_xon, enable, &quanta);
+                self.counters.count_pfc_received(enable, &quanta);
                 if self.nic.pfc == PfcMode::Honor {
                     self.pause
                         .apply(now + self.nic.pfc_response, enable, &quanta, self.speed);
@@ -237,20 +235,10 @@ impl Host {
             return None;
         }
         if let Some(req) = self.pfc.take_frame(now) {
-            let mut data = self.spare.pop().unwrap_or_default();
-            emit_pfc(&mut data, self.mac, req.enable, &req.quanta);
-            let c = &mut self.counters;
-            PfcCounters::count(
-                &mut c.pfc.tx_xoff,
-                &mut c.pfc.tx_xon,
-                req.enable,
-                &req.quanta,
-            );
-            c.tx_pfc_frames += 1;
-            c.tx_packets += 1;
-            c.tx_bytes += PFC_FRAME_LEN as u64;
+            let buf = self.spare.pop().unwrap_or_default();
+            self.counters.count_pfc_sent(req.enable, &req.quanta);
             self.busy_until = now + self.speed.wire_time(PFC_FRAME_LEN as u64);
-            return Some(Packet::new(data, PFC_FRAME_LEN));
+            return Some(pfc_frame(buf, self.mac, req.enable, &req.quanta));
         }
         let paused = self.paused_mask(now);
         let n = self.flows.len();

@@ -4,6 +4,7 @@
 //! YAML is read with `serde-saphyr` (pure Rust, panic-free, errors with line and snippet;
 //! `serde_yaml` is deprecated, RUSTSEC-2024-0320).
 
+pub mod common;
 pub mod error;
 pub mod raw;
 pub mod resolve;

@@ -1,6 +1,7 @@
 //! Raw YAML → typed, validated, defaulted configuration. Every rule broken is reported with
 //! the file, line and dotted key; every default is written down here once.
 
+use super::common::{line, mac_from_str, Resolver};
 use super::error::{ConfigError, ConfigWarning};
 use super::raw::{self, Scalar, Val};
 use lossless_buffer_model::headroom::HeadroomBudget;
@@ -15,7 +16,6 @@ use lossless_pipeline::config::{
 };
 use lossless_pipeline::presets::{identity8, port_mac, sonic_dscp_to_tc};
 use std::collections::BTreeMap;
-use std::str::FromStr;
 
 /// Default port speed.
 pub const DEFAULT_SPEED: Rate = Rate::gbps(100);
@@ -62,131 +62,6 @@ pub struct Scenario {
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
-struct Resolver<'a> {
-    file: &'a str,
-    warnings: std::cell::RefCell<Vec<ConfigWarning>>,
-}
-
-fn line<T>(v: &Val<T>) -> Option<u64> {
-    let l = v.referenced.line();
-    (l > 0).then_some(l)
-}
-
-impl Resolver<'_> {
-    fn error<T>(&self, line: Option<u64>, key: &str, message: impl Into<String>) -> Result<T> {
-        Err(ConfigError {
-            file: self.file.to_string(),
-            line,
-            key: key.to_string(),
-            message: message.into(),
-        })
-    }
-
-    fn warn(&self, line: Option<u64>, key: &str, message: impl Into<String>) {
-        self.warnings.borrow_mut().push(ConfigError {
-            file: self.file.to_string(),
-            line,
-            key: key.to_string(),
-            message: message.into(),
-        });
-    }
-
-    fn parse_unit<T: FromStr<Err = lossless_buffer_model::units::UnitError>>(
-        &self,
-        v: &Val<Scalar>,
-        key: &str,
-    ) -> Result<T> {
-        let text = match &v.value {
-            Scalar::Str(s) => s.clone(),
-            other => other.to_string(),
-        };
-        text.parse::<T>()
-            .or_else(|e| self.error(line(v), key, e.to_string()))
-    }
-
-    fn bytes(&self, v: &Val<Scalar>, key: &str) -> Result<Bytes> {
-        self.parse_unit(v, key)
-    }
-    fn time(&self, v: &Val<Scalar>, key: &str) -> Result<Time> {
-        self.parse_unit(v, key)
-    }
-    fn rate(&self, v: &Val<Scalar>, key: &str) -> Result<Rate> {
-        self.parse_unit(v, key)
-    }
-    fn length(&self, v: &Val<Scalar>, key: &str) -> Result<Length> {
-        self.parse_unit(v, key)
-    }
-
-    fn opt<T>(
-        &self,
-        v: &Option<Val<Scalar>>,
-        key: &str,
-        f: impl Fn(&Self, &Val<Scalar>, &str) -> Result<T>,
-    ) -> Result<Option<T>> {
-        v.as_ref().map(|v| f(self, v, key)).transpose()
-    }
-
-    /// `"0-2,5-7"` → bitmap of priorities / queues / PGs.
-    fn range(&self, text: &str, at: Option<u64>, key: &str) -> Result<u8> {
-        let mut mask = 0u8;
-        for part in text.split(',') {
-            let part = part.trim();
-            let (a, b) = match part.split_once('-') {
-                Some((a, b)) => (a.trim(), b.trim()),
-                None => (part, part),
-            };
-            let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) else {
-                return self.error(at, key, format!("`{text}` is not a range of priorities such as \"3\", \"3-4\" or \"0-2,5-7\""));
-            };
-            if a > 7 || b > 7 {
-                return self.error(at, key, format!("priority {} is outside 0–7", a.max(b)));
-            }
-            if a > b {
-                return self.error(at, key, format!("range `{part}` runs backwards"));
-            }
-            for i in a..=b {
-                mask |= 1 << i;
-            }
-        }
-        Ok(mask)
-    }
-
-    /// A map `{key: value}` over priorities 0–7 (`default` allowed when `default_ok`).
-    fn prio_map(
-        &self,
-        m: &Val<BTreeMap<String, Val<i64>>>,
-        key: &str,
-        base: [u8; 8],
-        max_value: i64,
-    ) -> Result<[u8; 8]> {
-        let mut out = base;
-        if let Some(d) = m.value.get("default") {
-            let v = self.small(d, &format!("{key}.default"), max_value)?;
-            out = [v; 8];
-        }
-        for (k, v) in &m.value {
-            if k == "default" {
-                continue;
-            }
-            let mask = self.range(k, line(v), &format!("{key}.{k}"))?;
-            let val = self.small(v, &format!("{key}.{k}"), max_value)?;
-            for (i, slot) in out.iter_mut().enumerate() {
-                if mask & (1 << i) != 0 {
-                    *slot = val;
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    fn small(&self, v: &Val<i64>, key: &str, max: i64) -> Result<u8> {
-        if !(0..=max).contains(&v.value) {
-            return self.error(line(v), key, format!("{} is outside 0–{max}", v.value));
-        }
-        Ok(v.value as u8)
-    }
-}
-
 /// Resolve a parsed scenario file.
 pub fn resolve(
     file: &str,
@@ -220,10 +95,9 @@ pub fn resolve(
         }
         switches.push(resolve_switch(&r, sw, seed)?);
     }
-    let (sim, sim_warnings) = super::sim::resolve_sim(file, stem, &raw, &switches, duration)?;
+    let sim = super::sim::resolve_sim(&r, stem, &raw, &switches, duration)?;
     let name = raw.name.map_or_else(|| stem.to_string(), |n| n.value);
-    let mut warnings = r.warnings.into_inner();
-    warnings.extend(sim_warnings);
+    let warnings = r.warnings.into_inner();
     Ok((
         Scenario {
             name,
@@ -1302,23 +1176,18 @@ fn check_headroom(r: &Resolver, sw: &str, ports: &[PortConfig], plan: &Plan) -> 
 }
 
 fn parse_mac(r: &Resolver, v: &Val<String>, key: &str) -> Result<[u8; 6]> {
-    let parts: Vec<_> = v.value.split([':', '-']).collect();
-    let mut mac = [0u8; 6];
-    if parts.len() == 6
-        && parts
-            .iter()
-            .zip(mac.iter_mut())
-            .all(|(p, m)| u8::from_str_radix(p, 16).map(|b| *m = b).is_ok())
-    {
-        return Ok(mac);
-    }
-    r.error(
-        line(v),
-        key,
-        format!(
-            "`{}` is not a MAC address such as 02:00:00:00:00:01",
-            v.value
-        ),
+    mac_from_str(&v.value).map_or_else(
+        || {
+            r.error(
+                line(v),
+                key,
+                format!(
+                    "`{}` is not a MAC address such as 02:00:00:00:00:01",
+                    v.value
+                ),
+            )
+        },
+        Ok,
     )
 }
 

@@ -2,6 +2,7 @@
 //! against the switches (names → indices, addresses assigned, priorities classified the way
 //! the attached switch will classify them).
 
+use super::common::{line, mac_from_str, Resolver};
 use super::error::ConfigError;
 use super::raw::{self, Scalar, Val};
 use super::resolve::SwitchSpec;
@@ -133,24 +134,13 @@ pub struct SimSpec {
 type Result<T> = std::result::Result<T, ConfigError>;
 
 struct Ctx<'a> {
-    file: &'a str,
+    r: &'a Resolver<'a>,
     switches: &'a [SwitchSpec],
-    warnings: Vec<ConfigError>,
-}
-
-fn line<T>(v: &Val<T>) -> Option<u64> {
-    let l = v.referenced.line();
-    (l > 0).then_some(l)
 }
 
 impl Ctx<'_> {
     fn error<T>(&self, line: Option<u64>, key: &str, message: impl Into<String>) -> Result<T> {
-        Err(ConfigError {
-            file: self.file.into(),
-            line,
-            key: key.into(),
-            message: message.into(),
-        })
+        self.r.error(line, key, message)
     }
 
     fn unit<T: FromStr<Err = lossless_buffer_model::units::UnitError>>(
@@ -158,12 +148,7 @@ impl Ctx<'_> {
         v: &Val<Scalar>,
         key: &str,
     ) -> Result<T> {
-        let text = match &v.value {
-            Scalar::Str(s) => s.clone(),
-            other => other.to_string(),
-        };
-        text.parse::<T>()
-            .or_else(|e| self.error(line(v), key, e.to_string()))
+        self.r.parse_unit(v, key)
     }
 
     fn opt_unit<T: FromStr<Err = lossless_buffer_model::units::UnitError>>(
@@ -214,30 +199,16 @@ impl Ctx<'_> {
     }
 }
 
-fn parse_mac(s: &str) -> Option<[u8; 6]> {
-    let parts: Vec<_> = s.split([':', '-']).collect();
-    let mut mac = [0u8; 6];
-    (parts.len() == 6
-        && parts
-            .iter()
-            .zip(mac.iter_mut())
-            .all(|(p, m)| u8::from_str_radix(p, 16).map(|b| *m = b).is_ok()))
-    .then_some(mac)
-}
-
 /// Resolve hosts, links, flows, events and outputs of a scenario.
+/// Warnings go to `r`.
 pub fn resolve_sim(
-    file: &str,
+    r: &Resolver,
     stem: &str,
     raw: &raw::ScenarioFile,
     switches: &[SwitchSpec],
     duration: Option<Time>,
-) -> std::result::Result<(SimSpec, Vec<ConfigError>), ConfigError> {
-    let mut cx = Ctx {
-        file,
-        switches,
-        warnings: Vec::new(),
-    };
+) -> std::result::Result<SimSpec, ConfigError> {
+    let cx = Ctx { r, switches };
     let mut sim = SimSpec::default();
     let mut used_ports: Vec<(PortRef, String)> = Vec::new();
     let mut claim = |cx: &Ctx, p: PortRef, by: String, at: Option<u64>, key: &str| -> Result<()> {
@@ -278,7 +249,7 @@ pub fn resolve_sim(
         let n = i as u32 + 1;
         let mac = match &h.value.mac {
             None => [0x02, 0, 0, (n >> 16) as u8, (n >> 8) as u8, n as u8],
-            Some(m) => parse_mac(&m.value).map_or_else(
+            Some(m) => mac_from_str(&m.value).map_or_else(
                 || {
                     cx.error(
                         line(m),
@@ -368,7 +339,7 @@ pub fn resolve_sim(
     for (i, e) in raw.events.iter().flatten().enumerate() {
         let ev = resolve_event(&cx, i, e, &sim.hosts, duration)?;
         if let Some(w) = ev.1 {
-            cx.warnings.push(w);
+            cx.r.warnings.borrow_mut().push(w);
         }
         sim.events.push(ev.0);
     }
@@ -376,7 +347,7 @@ pub fn resolve_sim(
     if let Some(o) = &raw.outputs {
         sim.outputs = resolve_outputs(&cx, stem, o)?;
     }
-    Ok((sim, cx.warnings))
+    Ok(sim)
 }
 
 fn resolve_nic(
@@ -824,7 +795,7 @@ fn resolve_event(
         }
     };
     let warning = duration.filter(|d| at >= *d).map(|d| ConfigError {
-        file: cx.file.into(),
+        file: cx.r.file.into(),
         line: line(&r.at),
         key: format!("{k}.at"),
         message: format!("{at} is at or after the end of the run ({d}): the event never happens"),

@@ -70,6 +70,17 @@ pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8
     out.resize(PFC_FRAME_HELD, 0);
 }
 
+/// A PFC frame from `source` as a packet, built in the reused buffer `buf`.
+pub fn pfc_frame(
+    mut buf: Vec<u8>,
+    source: [u8; 6],
+    enable: u8,
+    quanta: &[u16; 8],
+) -> crate::Packet {
+    emit_pfc(&mut buf, source, enable, quanta);
+    crate::Packet::new(buf, PFC_FRAME_LEN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
