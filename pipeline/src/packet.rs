@@ -33,7 +33,7 @@ pub struct Meta {
     pub color: Color,
     /// Buffer cells held while queued.
     pub cells: u32,
-    /// 5-tuple hash (ECMP, flowlets).
+    /// 5-tuple hash (ECMP, flowlets); set by L3 forwarding, 0 on L2-switched frames.
     pub flow_hash: u32,
     /// When the last bit was received by the switch.
     pub rx_time: Time,

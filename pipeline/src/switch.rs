@@ -288,6 +288,8 @@ impl Switch {
                     ),
                     L3::None => return self.drop_frame(DropReason::NotIp, pkt),
                 };
+                // The 5-tuple hash picks a group member; only routed frames need it.
+                pkt.meta.flow_hash = parsed.flow_hash();
                 let Some(nh) = lpm.lookup(key, pkt.meta.flow_hash) else {
                     return self.drop_frame(DropReason::NoRoute, pkt);
                 };
@@ -324,7 +326,6 @@ impl Switch {
         m.tc = tc;
         m.pg = q.tc_to_pg[tc as usize];
         m.queue = q.tc_to_queue[tc as usize];
-        m.flow_hash = h.flow_hash();
         m.rx_time = now;
         m.ready_time = now + self.cfg.pipeline_latency;
         m.ip = ip;

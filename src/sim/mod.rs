@@ -112,6 +112,7 @@ pub struct Sim {
     /// Receiver statistics per flow (index = flow id − 1).
     pub flows_rx: Vec<FlowRx>,
     flow_dst: Vec<usize>,
+    flow_src: Vec<usize>,
     links_up: Vec<bool>,
     in_flight: u64,
     events: Vec<EventSpec>,
@@ -234,6 +235,7 @@ impl Sim {
             .map(|_| FlowRx::default())
             .collect();
         let flow_dst = scenario.sim.flows.iter().map(|f| f.dst).collect();
+        let flow_src = scenario.sim.flows.iter().map(|f| f.src).collect();
         let events = scenario.sim.events.clone();
         Ok(Sim {
             seed,
@@ -245,6 +247,7 @@ impl Sim {
             hosts,
             flows_rx,
             flow_dst,
+            flow_src,
             links_up: vec![true; wiring.links],
             in_flight: 0,
             events,
@@ -379,10 +382,13 @@ impl Sim {
                         let f = pkt.meta.flow as usize;
                         if f == 0 || f > self.flows_rx.len() || self.flow_dst[f - 1] != h as usize {
                             self.stats.misdelivered += 1;
+                            hn.host.recycle(pkt.data);
                         } else {
                             self.flows_rx[f - 1].record(&pkt, now, hn.host.speed);
+                            // The buffer goes back to the flow's sender, which needs it next.
+                            let src = self.flow_src[f - 1];
+                            self.hosts[src].host.recycle(pkt.data);
                         }
-                        hn.host.recycle(pkt.data);
                     }
                     Received::Pfc(buf) => hn.host.recycle(buf),
                     Received::Dropped(pkt) => {

@@ -41,6 +41,9 @@ pub enum Next<E> {
 struct WakeHeap {
     heap: Vec<(Time, u64, u32)>,
     pos: Vec<u32>,
+    /// The root was handed out by `pop` and not yet moved or removed: it is moved in place
+    /// by the next `set` of that node (one sift instead of a remove and an insert).
+    fired: Option<u32>,
 }
 
 const ABSENT: u32 = u32::MAX;
@@ -146,6 +149,7 @@ impl<E> EventQueue<E> {
             wakes: WakeHeap {
                 heap: Vec::new(),
                 pos: Vec::new(),
+                fired: None,
             },
             seq: 0,
         }
@@ -174,21 +178,38 @@ impl<E> EventQueue<E> {
     /// Wake `node` at `time`, replacing any wake-up it had.
     pub fn set_wake(&mut self, node: usize, time: Time) {
         self.seq += 1;
+        if self.wakes.fired == Some(node as u32) {
+            self.wakes.fired = None;
+        }
         self.wakes.set(node, time, self.seq);
     }
 
     /// Forget `node`'s wake-up.
     pub fn cancel_wake(&mut self, node: usize) {
+        if self.wakes.fired == Some(node as u32) {
+            self.wakes.fired = None;
+        }
         self.wakes.remove(node);
     }
 
-    /// When `node` is due to wake, if it is.
+    /// When `node` is due to wake, if it is (a wake-up just handed out by `pop` is gone).
     pub fn wake_time(&self, node: usize) -> Option<Time> {
+        if self.wakes.fired == Some(node as u32) {
+            return None;
+        }
         self.wakes.when(node)
+    }
+
+    /// Drop the wake-up `pop` handed out if nobody moved it since.
+    fn settle(&mut self) {
+        if let Some(n) = self.wakes.fired.take() {
+            self.wakes.remove(n as usize);
+        }
     }
 
     /// The earliest event or wake-up.
     pub fn pop(&mut self) -> Option<(Time, Next<E>)> {
+        self.settle();
         let ev = self.heap.peek().map(|e| (e.time, e.seq));
         let wk = self.wakes.peek();
         let take_wake = match (ev, wk) {
@@ -199,7 +220,7 @@ impl<E> EventQueue<E> {
         };
         if take_wake {
             let (time, _, node) = self.wakes.heap[0];
-            self.wakes.remove(node as usize);
+            self.wakes.fired = Some(node);
             return Some((time, Next::Wake(node as usize)));
         }
         let e = self.heap.pop().expect("peeked");
@@ -212,7 +233,7 @@ impl<E> EventQueue<E> {
 
     /// Number of pending events and wake-ups.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.wakes.heap.len()
+        self.heap.len() + self.wakes.heap.len() - self.wakes.fired.is_some() as usize
     }
 
     /// True when nothing is pending.

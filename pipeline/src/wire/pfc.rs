@@ -59,6 +59,7 @@ impl<'a> MacControlFrame<'a> {
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
 pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
     out.clear();
+    out.reserve(PFC_FRAME_HELD);
     out.extend_from_slice(&PFC_DESTINATION);
     out.extend_from_slice(&source);
     out.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
