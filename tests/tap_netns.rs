@@ -97,6 +97,16 @@ impl Lab {
         }
     }
 
+    /// A lab with a `ports`-port switch at `speed` and a host on every port.
+    fn with_hosts(tag: &str, ports: usize, speed: &str, pipeline_latency: &str) -> Lab {
+        let mut lab = Lab::new(tag);
+        lab.start_switch(ports, speed, pipeline_latency);
+        for i in 0..ports {
+            lab.add_host(i);
+        }
+        lab
+    }
+
     fn ns(&self, i: usize) -> String {
         format!("lossless-{}-{i}", self.tag)
     }
@@ -303,10 +313,7 @@ fn hundred_pings_through_the_tap_switch_lose_nothing() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("p");
-    lab.start_switch(2, "1G", "2us");
-    lab.add_host(0);
-    lab.add_host(1);
+    let mut lab = Lab::with_hosts("p", 2, "1G", "2us");
     let ping = lab.exec(
         0,
         &["ping", "-c", "100", "-i", "0.01", "-W", "1", &Lab::ip(1)],
@@ -322,10 +329,7 @@ fn iperf3_tcp_through_1g_shaped_ports_runs_near_1g() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("s");
-    lab.start_switch(2, "1G", "2us");
-    lab.add_host(0);
-    lab.add_host(1);
+    let mut lab = Lab::with_hosts("s", 2, "1G", "2us");
     let gbps = lab.iperf3_tcp(0, 1, 5201, 3);
     eprintln!("iperf3 TCP through 1G-shaped ports: {gbps:.3} Gbit/s");
     assert!((0.85..=1.0).contains(&gbps), "{gbps} Gbit/s");
@@ -337,11 +341,7 @@ fn gen_senders_share_a_1g_port_losslessly_and_iperf3_udp_senders_do_not() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("g");
-    lab.start_switch(3, "1G", "2us");
-    for i in 0..3 {
-        lab.add_host(i);
-    }
+    let mut lab = Lab::with_hosts("g", 3, "1G", "2us");
     // Let the switch learn everyone (no flooding when the load starts).
     for i in 1..3 {
         assert_eq!(
@@ -405,11 +405,7 @@ fn gen_senders_share_a_1g_port_losslessly_and_iperf3_udp_senders_do_not() {
 
     // The same with iperf3 -u senders, which ignore PFC: the switch still sends XOFF, and
     // the lossless priority drops.
-    let mut lab = Lab::new("u");
-    lab.start_switch(3, "1G", "2us");
-    for i in 0..3 {
-        lab.add_host(i);
-    }
+    let mut lab = Lab::with_hosts("u", 3, "1G", "2us");
     let servers: Vec<usize> = (1..3)
         .map(|i| {
             lab.spawn(
@@ -471,11 +467,7 @@ fn injected_pfc_stops_priority_3_toward_a_host_and_xon_resumes_it() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("f");
-    lab.start_switch(3, "1G", "2us");
-    for i in 0..3 {
-        lab.add_host(i);
-    }
+    let mut lab = Lab::with_hosts("f", 3, "1G", "2us");
     for i in 1..3 {
         lab.exec(
             0,
@@ -580,11 +572,7 @@ fn deleting_one_namespace_leaves_the_others_served_and_sigterm_stops_cleanly() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("d");
-    lab.start_switch(3, "1G", "2us");
-    for i in 0..3 {
-        lab.add_host(i);
-    }
+    let mut lab = Lab::with_hosts("d", 3, "1G", "2us");
     let flood = lab.spawn(
         0,
         &["ping", "-c", "400", "-i", "0.005", "-W", "1", &Lab::ip(1)],
@@ -617,10 +605,7 @@ fn throughput_next_to_a_linux_bridge_and_a_tap_copy_loop() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("t");
-    lab.start_switch(2, "100G", "0ns");
-    lab.add_host(0);
-    lab.add_host(1);
+    let mut lab = Lab::with_hosts("t", 2, "100G", "0ns");
     lab.exec(
         0,
         &["ping", "-c", "2", "-i", "0.05", "-W", "1", &Lab::ip(1)],
@@ -714,10 +699,7 @@ fn a_tap_whose_link_goes_down_is_marked_down_counted_and_served_again() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let mut lab = Lab::new("l");
-    lab.start_switch(2, "1G", "2us");
-    lab.add_host(0);
-    lab.add_host(1);
+    let mut lab = Lab::with_hosts("l", 2, "1G", "2us");
     assert_eq!(
         loss_percent(&lab.exec(
             0,
