@@ -272,8 +272,8 @@ impl Switch {
                     L2Decision::Port(out) if out as usize == port => {
                         self.drop_frame(DropReason::SamePort, pkt)
                     }
-                    L2Decision::Port(out) => self.enqueue(out as usize, pkt, now),
-                    L2Decision::Flood => self.flood(port, pkt, now),
+                    L2Decision::Port(out) => self.enqueue(out as usize, pkt),
+                    L2Decision::Flood => self.flood(port, pkt),
                 }
             }
             Forwarder::L3(lpm) => {
@@ -298,7 +298,7 @@ impl Switch {
                 }
                 let src = self.cfg.ports[nh.port as usize].mac;
                 edit::set_macs(&mut pkt.data, nh.mac, src);
-                self.enqueue(nh.port as usize, pkt, now);
+                self.enqueue(nh.port as usize, pkt);
             }
         }
     }
@@ -332,7 +332,7 @@ impl Switch {
         m.ecn = ecn;
     }
 
-    fn flood(&mut self, in_port: usize, pkt: Packet, now: Time) {
+    fn flood(&mut self, in_port: usize, pkt: Packet) {
         let targets: u64 = (0..self.ports.len())
             .filter(|&o| o != in_port && self.ports[o].link_up)
             .fold(0, |m, o| m | 1 << o);
@@ -349,14 +349,14 @@ impl Switch {
                     len: pkt.len,
                     meta: pkt.meta,
                 };
-                self.enqueue(o, copy, now);
+                self.enqueue(o, copy);
             }
         }
-        self.enqueue(last, pkt, now);
+        self.enqueue(last, pkt);
     }
 
     /// Buffer admission, WRED at enqueue, and queueing toward `out`.
-    fn enqueue(&mut self, out: usize, mut pkt: Packet, now: Time) {
+    fn enqueue(&mut self, out: usize, mut pkt: Packet) {
         let (in_port, pg, q) = (
             pkt.meta.in_port as usize,
             pkt.meta.pg as usize,
@@ -393,7 +393,7 @@ impl Switch {
             if w.mark_at == MarkAt::Enqueue {
                 let depth = (self.mmu.queues[out * PRIORITIES + q].used() - admitted.cells as u64)
                     * self.mmu.cell();
-                if !self.apply_wred(out, q, depth, &mut pkt, now) {
+                if !self.apply_wred(out, q, depth, &mut pkt) {
                     return;
                 }
             }
@@ -404,14 +404,7 @@ impl Switch {
 
     /// Run WRED on `pkt` (queued or about to be) at queue depth `depth` bytes. Returns false
     /// when the packet was dropped (its cells released).
-    fn apply_wred(
-        &mut self,
-        out: usize,
-        q: usize,
-        depth: u64,
-        pkt: &mut Packet,
-        now: Time,
-    ) -> bool {
+    fn apply_wred(&mut self, out: usize, q: usize, depth: u64, pkt: &mut Packet) -> bool {
         let w = self.cfg.qos.queue_wred[q].expect("queue has WRED");
         let lossless =
             self.mmu.pgs[pkt.meta.in_port as usize * PRIORITIES + pkt.meta.pg as usize].lossless;
@@ -426,7 +419,7 @@ impl Switch {
             }
             Verdict::Drop => {
                 let p = core::mem::take(pkt);
-                self.release(&p, now);
+                self.release(&p);
                 self.ports[out].queue_counters[q].wred_drops += 1;
                 self.drop_queued(out, DropReason::Wred, p);
                 false
@@ -452,7 +445,7 @@ impl Switch {
     }
 
     /// Return a dequeued packet's cells; send XON if its PG now qualifies.
-    fn release(&mut self, pkt: &Packet, _now: Time) {
+    fn release(&mut self, pkt: &Packet) {
         let m = &pkt.meta;
         let (in_port, pg) = (m.in_port as usize, m.pg);
         if self.mmu.release(
@@ -546,11 +539,11 @@ impl Switch {
         if self.ports[port].queues[q].is_empty() {
             self.ports[port].sched.queue_emptied(q);
         }
-        self.release(&pkt, now);
+        self.release(&pkt);
         if let Some(w) = self.cfg.qos.queue_wred[q] {
             if w.mark_at == MarkAt::Dequeue {
                 let depth = self.mmu.queues[port * PRIORITIES + q].used() * self.mmu.cell();
-                if !self.apply_wred(port, q, depth, &mut pkt, now) {
+                if !self.apply_wred(port, q, depth, &mut pkt) {
                     // The transmitter stays free; the engine may poll again at once.
                     return self.poll_transmit(port, now);
                 }
@@ -663,17 +656,17 @@ impl Switch {
                 if p.watchdog[q].poll(&cfg, now, obs) == Some(Transition::StormDetected)
                     && cfg.action == WatchdogAction::Drop
                 {
-                    self.flush_queue(port, q, DropReason::Watchdog, now);
+                    self.flush_queue(port, q, DropReason::Watchdog);
                 }
             }
         }
     }
 
     /// Discard everything in queue `q` of `port`, releasing its cells.
-    fn flush_queue(&mut self, port: usize, q: usize, reason: DropReason, now: Time) {
+    fn flush_queue(&mut self, port: usize, q: usize, reason: DropReason) {
         self.touch(port);
         while let Some(pkt) = self.ports[port].queues[q].pop_front() {
-            self.release(&pkt, now);
+            self.release(&pkt);
             if reason == DropReason::Watchdog {
                 self.ports[port].watchdog[q].dropped_packets += 1;
             }
@@ -696,7 +689,7 @@ impl Switch {
         self.ports[port].link_up = up;
         if !up {
             for q in 0..PRIORITIES {
-                self.flush_queue(port, q, DropReason::PortDown, now);
+                self.flush_queue(port, q, DropReason::PortDown);
             }
             self.ports[port].pause.clear(now);
         }

@@ -9,7 +9,7 @@
 
 use crate::flow::FlowTx;
 use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
-use lossless_buffer_model::{Bytes, Rate, Time, PRIORITIES};
+use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::counters::PortCounters;
 use lossless_pipeline::parser::{parse, MacControl};
 use lossless_pipeline::wire::pfc::{pfc_frame, PFC_FRAME_LEN};
@@ -295,7 +295,4 @@ impl Host {
     pub fn flows_done(&self, now: Time) -> bool {
         self.flows.iter().all(|f| f.finished(now))
     }
-
-    /// Number of priorities (for report shapes).
-    pub const PRIORITIES: usize = PRIORITIES;
 }
