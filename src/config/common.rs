@@ -9,6 +9,19 @@ use std::str::FromStr;
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
+/// Names for an "unknown X (defined: …)" message: comma-separated, or `none`.
+pub fn list_or_none<S: AsRef<str>>(names: &[S]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// `02:00:00:00:00:01` (or with `-`) → bytes.
 pub fn mac_from_str(s: &str) -> Option<[u8; 6]> {
     let parts: Vec<_> = s.split([':', '-']).collect();

@@ -1,7 +1,7 @@
 //! Raw YAML → typed, validated, defaulted configuration. Every rule broken is reported with
 //! the file, line and dotted key; every default is written down here once.
 
-use super::common::{line, mac_from_str, Resolver};
+use super::common::{line, list_or_none, mac_from_str, Resolver};
 use super::error::{ConfigError, ConfigWarning};
 use super::raw::{self, Scalar, Val};
 use lossless_buffer_model::headroom::HeadroomBudget;
@@ -426,14 +426,6 @@ fn resolve_qos(r: &Resolver, sw: &str, q: &raw::QosRaw) -> Result<QosConfig> {
         queue_wred,
         pfcwd,
     })
-}
-
-fn list_or_none(names: &[String]) -> String {
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
-    }
 }
 
 fn resolve_wred(r: &Resolver, key: &str, p: &Val<raw::WredRaw>) -> Result<WredProfile> {

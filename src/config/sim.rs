@@ -2,7 +2,7 @@
 //! against the switches (names → indices, addresses assigned, priorities classified the way
 //! the attached switch will classify them).
 
-use super::common::{line, mac_from_str, Resolver};
+use super::common::{line, list_or_none, mac_from_str, Resolver};
 use super::error::ConfigError;
 use super::raw::{self, Scalar, Val};
 use super::resolve::SwitchSpec;
@@ -452,11 +452,7 @@ fn resolve_flow(cx: &Ctx, i: usize, f: &Val<raw::FlowRaw>, hosts: &[HostSpec]) -
                     format!(
                         "unknown host `{}` (hosts: {})",
                         v.value,
-                        if names.is_empty() {
-                            "none".into()
-                        } else {
-                            names.join(", ")
-                        }
+                        list_or_none(&names)
                     ),
                 )
             },
