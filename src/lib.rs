@@ -5,6 +5,7 @@
 //! `lossless-buffer-model`; this package is where files are read.
 
 pub mod config;
+pub mod measure;
 pub mod realtime;
 pub mod report;
 pub mod sim;

@@ -41,9 +41,13 @@ enum Command {
     /// Run a scenario in deterministic virtual time and report what happened.
     ///
     /// Hosts, flows and events come from the file (design §6). The same file and seed give
-    /// byte-identical JSON (except wall_time_s) and pcap. The text report shows PFC
-    /// counters, queue counters, watermarks and per-flow throughput, FCT and latency;
-    /// lossless_drops is always printed because it must be 0.
+    /// byte-identical JSON (except wall_time_s and output paths) and pcap. The text report
+    /// shows PFC counters (in frames), queue and PG counters (each drop once, where it
+    /// happened), watermarks and per-flow throughput, FCT and latency; lossless_drops is
+    /// always printed because it must be 0. Throughput, utilisation, pause fractions and
+    /// latency cover the file's `measure: {from, to}` window (default: the whole run).
+    /// Latency percentiles are hdrhistogram values (3 significant digits) clamped to the
+    /// exact min and max.
     Run(RunArgs),
     /// Run the switch between real hosts: one Linux TAP device per port, wall clock.
     ///
@@ -154,14 +158,15 @@ struct RunArgs {
     /// Write the JSON report here (overrides outputs.json).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Write pcap files of outputs.pcap.ports into this directory.
+    /// Write pcap files into this directory: those of outputs.pcap, or, when the file has
+    /// none, one per switch port.
     #[arg(long)]
     pcap_dir: Option<PathBuf>,
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Override the scenario's duration (e.g. 2ms).
-    #[arg(long, value_parser = parse_time)]
+    /// Override the scenario's duration (e.g. 2ms; above 0).
+    #[arg(long, value_parser = parse_run_length)]
     duration: Option<Time>,
     /// No text report and no progress bar.
     #[arg(long, short)]
@@ -184,8 +189,11 @@ fn load(file: &std::path::Path) -> Option<lossless::config::Loaded> {
     }
 }
 
-fn parse_time(s: &str) -> Result<Time, String> {
-    s.parse::<Time>().map_err(|e| e.to_string())
+fn parse_run_length(s: &str) -> Result<Time, String> {
+    match s.parse::<Time>().map_err(|e| e.to_string())? {
+        Time::ZERO => Err("a run needs a length above 0, such as 2ms".into()),
+        t => Ok(t),
+    }
 }
 
 fn main() -> ExitCode {

@@ -11,7 +11,7 @@ switches:
         ingress_lossless_pool: {type: ingress, size: 16MB, mode: dynamic}
         egress_lossless_pool:  {type: egress, size: 16MB, mode: static}
       profiles:
-        pg_lossless: {pool: ingress_lossless_pool, size: 1248, dynamic_th: 0, xoff: 32KiB, xon: 2288, xon_offset: 2288}
+        pg_lossless: {pool: ingress_lossless_pool, size: 1248, dynamic_th: 0, xoff: 83200B, xon: 2288, xon_offset: 2288}
         q_lossless:  {pool: egress_lossless_pool, static_th: 16MB}
       pg: {"3-4": pg_lossless}
       queue: {"3-4": q_lossless}
@@ -59,8 +59,8 @@ fn xon_at_or_above_the_xoff_point() {
         "at or above the XOFF point",
     );
     let text = with(
-        "dynamic_th: 0, xoff: 32KiB, xon: 2288",
-        "static_th: 100KiB, xoff: 32KiB, xon: 200KiB",
+        "dynamic_th: 0, xoff: 83200B, xon: 2288",
+        "static_th: 100KiB, xoff: 83200B, xon: 200KiB",
     );
     let e = err(&text);
     assert_err(
@@ -213,7 +213,7 @@ fn pfc_priority_without_a_lossless_pg() {
 
 #[test]
 fn headroom_below_minimum_is_a_warning_with_the_minimum() {
-    let loaded = parse("lab.yaml", "lab", &with("xoff: 32KiB", "xoff: 8KiB")).unwrap();
+    let loaded = parse("lab.yaml", "lab", &with("xoff: 83200B", "xoff: 8KiB")).unwrap();
     assert_eq!(loaded.warnings.len(), 1);
     let w = loaded.warnings[0].to_string();
     assert!(w.starts_with("lab.yaml:10: tor.buffer.profiles.pg_lossless.xoff: headroom 8KiB is below the minimum 30144B"), "{w}");
@@ -222,8 +222,8 @@ fn headroom_below_minimum_is_a_warning_with_the_minimum() {
 #[test]
 fn buffer_total_overshoot_names_the_bytes() {
     let e = err(&with("    buffer:\n", "    buffer:\n      total: 32MB\n"));
-    // 16 + 16 MB of pools + 2 ports × 2 PGs × (1248 + 32768) B.
-    let over = 32_000_000 + 4 * (1248 + 32_768) - 32_000_000;
+    // 16 + 16 MB of pools + 2 ports × 2 PGs × (1248 + 83200) B.
+    let over = 32_000_000 + 4 * (1248 + 83_200) - 32_000_000;
     assert_err(&e, 6, "tor.buffer.total", &format!("by {over} bytes"));
 }
 
@@ -232,4 +232,21 @@ fn yaml_syntax_errors_name_the_line() {
     let e = err("name: t\nswitches:\n  - name: [unclosed\n");
     assert!(e.to_string().starts_with("lab.yaml:"), "{e}");
     assert!(e.line.is_some());
+}
+
+#[test]
+fn zero_pg_headroom_warns_even_with_a_shared_headroom_pool() {
+    // A PG's xoff is its headroom size, with a shared headroom pool too: 0 means none.
+    let text = with(
+        "size: 16MB, mode: dynamic}",
+        "size: 16MB, mode: dynamic, xoff: 1MB}",
+    )
+    .replace("xoff: 83200B", "xoff: 0");
+    let loaded = parse("lab.yaml", "lab", &text).unwrap();
+    let w: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.iter().any(|w| w
+            .starts_with("lab.yaml:10: tor.buffer.profiles.pg_lossless.xoff: 0 bytes of headroom")),
+        "{w:?}"
+    );
 }

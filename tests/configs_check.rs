@@ -69,6 +69,13 @@ fn check_command_reports_errors_with_exit_status_1() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("minimum headroom 30.1KB"), "{text}");
+    assert!(
+        text.contains("minimum headroom for 1518-byte frames: 30.1KB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("applies: the larger, 325 cells = 83.2KB (64-byte frames)"),
+        "{text}"
+    );
     assert!(text.contains("OK (0 warnings)"));
 }

@@ -67,6 +67,27 @@ impl HeadroomBudget {
         HeadroomBudget::new(speed, propagation, mtu, response)
     }
 
+    /// Cells of headroom needed when everything that arrives after the XOFF decision is
+    /// frames of `frame` bytes (FCS included), each taking `ceil(frame / cell)` cells: the
+    /// frame that crossed, the frames the peer streams at line rate while our own frame,
+    /// the PFC frame, the cable round trip and its response delay go by, and the frame it
+    /// had already started.
+    pub fn cells_for_frames(&self, frame: u64, cell: Bytes) -> u64 {
+        let stream =
+            self.own_frame_in_flight + self.pfc_frame + self.cable_round_trip + self.peer_response;
+        let frames = stream.div_ceil(frame + WIRE_OVERHEAD) + 2;
+        frames * frame.div_ceil(cell.get().max(1))
+    }
+
+    /// The worst case over every frame size from 64 bytes to `mtu`: (cells, frame size).
+    /// Small frames each waste most of a cell, so this is usually the 64-byte case.
+    pub fn worst_cells(&self, mtu: u32, cell: Bytes) -> (u64, u32) {
+        (64..=mtu.max(64))
+            .map(|f| (self.cells_for_frames(f as u64, cell), f))
+            .max_by_key(|&(c, f)| (c, std::cmp::Reverse(f)))
+            .expect("at least one frame size")
+    }
+
     /// The sum: minimum headroom in bytes.
     pub fn total(&self) -> Bytes {
         Bytes(
@@ -77,6 +98,54 @@ impl HeadroomBudget {
                 + self.peer_response
                 + self.peer_frame_in_flight,
         )
+    }
+}
+
+/// What a lossless PG's headroom must hold, as two minimums: the physics formula in bytes
+/// (frames of the MTU) rounded up to cells, and the worst frame size in cells (small
+/// frames each take a whole cell). The larger one applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadroomNeed {
+    /// The byte terms of the physics formula.
+    pub budget: HeadroomBudget,
+    /// Cell size.
+    pub cell: Bytes,
+    /// `budget.total()` rounded up to cells.
+    pub mtu_cells: u64,
+    /// Cells for the worst frame size.
+    pub frame_cells: u64,
+    /// That frame size (bytes, FCS included).
+    pub frame: u32,
+}
+
+impl HeadroomNeed {
+    /// For a port of `speed`, one-way `propagation`, largest frame `mtu`, cells of `cell`
+    /// bytes and a peer reacting at the IEEE bound.
+    pub fn ieee(speed: Rate, propagation: Time, mtu: u32, cell: Bytes) -> HeadroomNeed {
+        let budget = HeadroomBudget::ieee(speed, propagation, mtu);
+        let (frame_cells, frame) = budget.worst_cells(mtu, cell);
+        HeadroomNeed {
+            budget,
+            cell,
+            mtu_cells: budget.total().cells(cell),
+            frame_cells,
+            frame,
+        }
+    }
+
+    /// The minimum that applies, in cells.
+    pub fn cells(&self) -> u64 {
+        self.mtu_cells.max(self.frame_cells)
+    }
+
+    /// The minimum that applies, in bytes (whole cells).
+    pub fn bytes(&self) -> Bytes {
+        Bytes(self.cells() * self.cell.get())
+    }
+
+    /// Does the cell count of small frames (rather than the byte formula) set the minimum?
+    pub fn small_frames_apply(&self) -> bool {
+        self.frame_cells > self.mtu_cells
     }
 }
 
@@ -106,6 +175,26 @@ mod tests {
         assert!((b.total().get() as f64 / 1000.0 - 30.1).abs() < 0.1);
         let instant = HeadroomBudget::new(Rate::gbps(100), Time::from_ns(10), 1518, Time::ZERO);
         assert!((instant.total().get() as f64 / 1000.0 - 4.9).abs() < 0.1);
+    }
+
+    #[test]
+    fn small_frames_need_more_headroom_in_cells() {
+        // After XOFF at 100G, 2 m, MTU 1518, IEEE response: 1538 + 84 + 250 + 25,216 =
+        // 27,088 bytes of wire time stream in; as 64-byte frames (84 on the wire) that is
+        // 323 frames, plus the crossing frame and the peer's started one: 325 frames of one
+        // 256-byte cell each = 83,200 bytes, against 30,144 bytes for 1518-byte frames.
+        let b = HeadroomBudget::ieee(Rate::gbps(100), Time::from_ns(10), 1518);
+        let cell = Bytes(256);
+        assert_eq!(b.cells_for_frames(64, cell), 325);
+        // 1518-byte frames: ceil(27,088 / 1,538) + 2 = 20 frames of 6 cells.
+        assert_eq!(b.cells_for_frames(1518, cell), 120);
+        assert_eq!(b.worst_cells(1518, cell), (325, 64));
+        // With 64-byte cells a 64-byte frame wastes nothing: MTU frames are the worst.
+        let (cells, frame) = b.worst_cells(1518, Bytes(64));
+        assert!(
+            frame > 64 && cells * 64 >= b.total().get(),
+            "{cells} {frame}"
+        );
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct Pool {
     pub headroom_used: u64,
     /// Peak of `shared_used` since the last clear.
     pub watermark: u64,
+    /// Peak of `headroom_used` since the last clear (SONiC's headroom-pool watermark).
+    pub headroom_watermark: u64,
 }
 
 /// Accounting of one ingress (port, PG).
@@ -140,7 +142,7 @@ pub struct PgState {
     pub shared_watermark: u64,
     /// Peak headroom use in cells.
     pub headroom_watermark: u64,
-    /// Packets dropped at this PG's admission.
+    /// Packets this PG refused at ingress (lossy limit, or headroom full).
     pub drop_packets: u64,
 }
 
@@ -223,6 +225,7 @@ impl Mmu {
                 shared_used: 0,
                 headroom_used: 0,
                 watermark: 0,
+                headroom_watermark: 0,
             })
             .collect();
         let pgs = pg_profiles
@@ -306,9 +309,10 @@ impl Mmu {
     fn plan_ingress(&self, i: usize, cells: u64) -> Result<(u64, u64, u64, bool), Refusal> {
         let pg = &self.pgs[i];
         let pool = &self.pools[pg.pool];
+        // The PG's own headroom (its profile's xoff) bounds it always; a shared headroom pool
+        // bounds the sum of its PGs as well (it oversubscribes their per-PG sizes).
         let to_headroom = |crosses: bool| {
-            let per_pg_ok =
-                pool.headroom_cells > 0 || pg.headroom_used + cells <= pg.headroom_cells;
+            let per_pg_ok = pg.headroom_used + cells <= pg.headroom_cells;
             let shared_ok =
                 pool.headroom_cells == 0 || pool.headroom_used + cells <= pool.headroom_cells;
             if per_pg_ok && shared_ok {
@@ -373,13 +377,8 @@ impl Mmu {
                 return Err(r);
             }
         };
-        let (er, es) = match self.plan_egress(j, cells) {
-            Ok(plan) => plan,
-            Err(r) => {
-                self.pgs[i].drop_packets += 1;
-                return Err(r);
-            }
-        };
+        // An egress refusal is the queue's drop, not the PG's.
+        let (er, es) = self.plan_egress(j, cells)?;
         // Commit ingress.
         let pg_state = &mut self.pgs[i];
         pg_state.reserved_used += ir;
@@ -395,6 +394,7 @@ impl Mmu {
         ipool.watermark = ipool.watermark.max(ipool.shared_used);
         if ipool.headroom_cells > 0 {
             ipool.headroom_used += ih;
+            ipool.headroom_watermark = ipool.headroom_watermark.max(ipool.headroom_used);
         }
         // Commit egress.
         let q = &mut self.queues[j];
@@ -469,6 +469,7 @@ impl Mmu {
     pub fn clear_watermarks(&mut self) {
         for p in &mut self.pools {
             p.watermark = p.shared_used;
+            p.headroom_watermark = p.headroom_used;
         }
         for g in &mut self.pgs {
             g.shared_watermark = g.shared_used;
@@ -615,21 +616,29 @@ mod tests {
 
     #[test]
     fn shared_headroom_pool_bounds_the_sum() {
-        let mut mmu = one_pg_mmu(0, 0, 10);
+        // Per-PG headroom 4 cells each, a shared headroom pool of 5: the pool
+        // oversubscribes the sum (8) and runs out first when both PGs fill.
+        let mut mmu = one_pg_mmu(0, 4, 20);
         mmu.pools[0].headroom_cells = 5;
-        for pg in [0usize, 1] {
-            mmu.pgs[pg].lossless = true;
-        }
-        // Fill shared: x ≤ 10 − x → 5 cells for PG 0.
-        for _ in 0..5 {
+        // Fill shared: PG 0 up to x ≤ 20 − x (10 cells), then PG 1 up to x ≤ 10 − x (5).
+        for _ in 0..10 {
             mmu.admit(0, 0, 0, 0, 256).unwrap();
+        }
+        for _ in 0..5 {
+            mmu.admit(0, 1, 0, 1, 256).unwrap();
         }
         let a = mmu.admit(0, 0, 0, 0, 256).unwrap();
         assert!(a.xoff && a.in_headroom);
-        for _ in 0..4 {
+        for _ in 0..3 {
             mmu.admit(0, 0, 0, 0, 256).unwrap();
         }
+        // PG 0 holds its own 4 cells of headroom: its own limit refuses the fifth.
         assert_eq!(mmu.admit(0, 0, 0, 0, 256), Err(Refusal::HeadroomFull));
+        // PG 1 has room of its own (4) but the pool has only 1 cell left.
+        assert!(mmu.admit(0, 1, 0, 1, 256).unwrap().in_headroom);
+        assert_eq!(mmu.admit(0, 1, 0, 1, 256), Err(Refusal::HeadroomFull));
         assert_eq!(mmu.pools[0].headroom_used, 5);
+        assert_eq!(mmu.pools[0].headroom_watermark, 5);
+        assert_eq!((mmu.pgs[0].headroom_used, mmu.pgs[1].headroom_used), (4, 1));
     }
 }

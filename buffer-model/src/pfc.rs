@@ -1,95 +1,206 @@
 //! IEEE 802.1Qbb priority flow control state machines.
 //!
-//! * [`PauseTimers`]: the reaction side of one port. A received frame (re)loads the timer of
-//!   each enabled priority to `quanta × 512` bit times of the port's speed — a reload, not an
-//!   addition — and time 0 resumes at once. A paused priority stops *starting* frames.
+//! * [`PauseTimers`]: the reaction side of one port. A PFC frame received at `t` takes
+//!   effect at `t + response` (the port's response delay); until then the previous state
+//!   holds. Taking effect, it (re)loads the timer of each enabled priority to
+//!   `quanta × 512` bit times of the port's speed — a reload, not an addition — and time 0
+//!   resumes. So a refresh of a running pause keeps the priority paused, an XON resumes
+//!   only at `t + response`, and an XOFF received while unpaused pauses from
+//!   `t + response`. Several frames may be pending at once. A paused priority stops
+//!   *starting* frames; paused time counts exactly the intervals in which it may not.
 //! * [`PfcGenerator`]: the generation side of one port. XOFF/XON requests become PFC frames
 //!   sent ahead of all queues; while any priority is in XOFF the XOFF is refreshed every
 //!   half pause time so the peer never resumes on its own.
 
 use crate::mmu::PRIORITIES;
 use crate::units::{Rate, Time};
+use std::collections::VecDeque;
 
-/// Pause state of one priority on the receiving side.
+/// What one received PFC frame does to one priority once it takes effect: from `at` the
+/// priority is paused until `until` (`until == at` for an XON).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Pause {
-    /// The current (or last) pause interval is [start, until).
-    start: Time,
+struct Effect {
+    at: Time,
     until: Time,
-    /// Paused time of intervals already closed.
-    accumulated: Time,
 }
 
-/// Per-priority pause timers of one port (what a PFC frame received on it does).
+/// Pending effects after a given time, in order.
+type Later<'a> = std::iter::Peekable<std::collections::vec_deque::Iter<'a, Effect>>;
+
+/// Pause state of one priority on the receiving side: the timeline of effects.
 #[derive(Clone, Debug, Default)]
+struct PrioPause {
+    /// The latest effect in force as of the last settle (the timer as loaded then).
+    current: Effect,
+    /// Paused time before `current.at`.
+    accumulated: Time,
+    /// Effects of frames received but not yet settled, in order of `at`.
+    pending: VecDeque<Effect>,
+}
+
+impl PrioPause {
+    /// Fold effects due at or before `t` into `current` (frames that have taken effect).
+    fn settle(&mut self, t: Time) {
+        while let Some(e) = self.pending.front().copied().filter(|e| e.at <= t) {
+            self.accumulated += self.current.until.min(e.at).saturating_sub(self.current.at);
+            self.current = e;
+            self.pending.pop_front();
+        }
+    }
+
+    /// The effect in force at `t` and the pending ones after it.
+    fn at(&self, t: Time) -> (Effect, Later<'_>) {
+        let mut g = self.current;
+        let mut rest = self.pending.iter().peekable();
+        while let Some(e) = rest.next_if(|e| e.at <= t) {
+            g = *e;
+        }
+        (g, rest)
+    }
+
+    fn is_paused(&self, t: Time) -> bool {
+        let (g, _) = self.at(t);
+        g.at <= t && t < g.until
+    }
+
+    /// Earliest time at or after `t` at which the priority is not paused, given the frames
+    /// received so far.
+    fn resume_at(&self, t: Time) -> Time {
+        let (mut g, mut rest) = self.at(t);
+        let mut x = t;
+        loop {
+            if x >= g.until {
+                return x;
+            }
+            // Paused from x until g.until, unless a pending frame takes effect first.
+            match rest.peek() {
+                Some(e) if e.at <= g.until => {
+                    x = e.at;
+                    while let Some(e) = rest.next_if(|e| e.at <= x) {
+                        g = *e;
+                    }
+                }
+                _ => return g.until,
+            }
+        }
+    }
+
+    /// Paused time up to `now`.
+    fn total(&self, now: Time) -> Time {
+        let mut total = self.accumulated;
+        let mut effects = std::iter::once(&self.current)
+            .chain(self.pending.iter())
+            .peekable();
+        while let Some(e) = effects.next() {
+            if e.at >= now {
+                break;
+            }
+            let end = effects.peek().map_or(now, |n| n.at.min(now));
+            total += e.until.min(end).saturating_sub(e.at);
+        }
+        total
+    }
+
+    /// Latest end of any pause known (settled or pending).
+    fn latest_until(&self) -> Time {
+        self.pending
+            .iter()
+            .map(|e| e.until)
+            .fold(self.current.until, Time::max)
+    }
+}
+
+/// Per-priority pause timers of one port (what PFC frames received on it do).
+///
+/// Queries (`is_paused`, `resume_at`, `paused_total`) are about a time at or after the
+/// latest frame received; they see frames still pending (received, not yet in effect).
+#[derive(Clone, Debug)]
 pub struct PauseTimers {
-    prio: [Pause; PRIORITIES],
+    speed: Rate,
+    response: Time,
+    prio: [PrioPause; PRIORITIES],
     /// Latest end of any pause: nothing is paused at or after it (fast path).
     latest_until: Time,
 }
 
 impl PauseTimers {
-    /// Apply a received PFC frame that takes effect at `at` (arrival + response delay):
-    /// for each priority whose bit is set in `enable` (already masked to the port's
-    /// PFC-enabled priorities), reload its timer to `quanta[p]` pause quanta at `speed`.
-    pub fn apply(&mut self, at: Time, enable: u8, quanta: &[u16; PRIORITIES], speed: Rate) {
+    /// Timers of a port of `speed` (a quantum is 512 bit times of it) that reacts to a
+    /// frame `response` after its last bit arrived.
+    pub fn new(speed: Rate, response: Time) -> PauseTimers {
+        PauseTimers {
+            speed,
+            response,
+            prio: Default::default(),
+            latest_until: Time::ZERO,
+        }
+    }
+
+    /// The response delay: how long after a frame arrives it takes effect.
+    pub fn response(&self) -> Time {
+        self.response
+    }
+
+    /// A PFC frame whose last bit arrived at `arrival`: for each priority whose bit is set
+    /// in `enable` (already masked to the port's PFC-enabled priorities), the timer is
+    /// reloaded to `quanta[p]` pause quanta at `arrival + response`.
+    pub fn receive(&mut self, arrival: Time, enable: u8, quanta: &[u16; PRIORITIES]) {
+        let at = arrival + self.response;
         for (p, q) in quanta.iter().enumerate() {
             if enable & (1 << p) == 0 {
                 continue;
             }
             let s = &mut self.prio[p];
-            // Close the running interval at `at` (or at its natural end).
-            let end = s.until.min(at).max(s.start);
-            s.accumulated += end - s.start;
-            s.start = at;
-            s.until = at + speed.pause_time(*q);
+            let until = at + self.speed.pause_time(*q);
+            s.pending.push_back(Effect { at, until });
+            // Settle what has taken effect by now (this frame too, without a response delay).
+            s.settle(arrival);
         }
         self.latest_until = self
             .prio
             .iter()
-            .map(|s| s.until)
+            .map(PrioPause::latest_until)
             .max()
             .unwrap_or(Time::ZERO);
     }
 
-    /// Is priority `p` paused at `now`?
-    pub fn is_paused(&self, p: usize, now: Time) -> bool {
-        let s = &self.prio[p];
-        s.start <= now && now < s.until
+    /// May priority `p` not start a frame at `t`?
+    pub fn is_paused(&self, p: usize, t: Time) -> bool {
+        t < self.latest_until && self.prio[p].is_paused(t)
     }
 
-    /// When priority `p`'s current pause ends, if it is paused at `now`.
-    pub fn paused_until(&self, p: usize, now: Time) -> Option<Time> {
-        self.is_paused(p, now).then_some(self.prio[p].until)
+    /// Earliest time at or after `t` at which priority `p` may start a frame, given the
+    /// frames received so far (`t` itself when it is not paused then).
+    pub fn resume_at(&self, p: usize, t: Time) -> Time {
+        if t >= self.latest_until {
+            return t;
+        }
+        self.prio[p].resume_at(t)
     }
 
-    /// When priority `p`'s pause begins, if one is scheduled after `now` (response delay).
-    pub fn pause_starts(&self, p: usize, now: Time) -> Option<Time> {
-        let s = &self.prio[p];
-        (s.start > now && s.until > s.start).then_some(s.start)
-    }
-
-    /// Bitmap of priorities paused at `now`.
-    pub fn paused_mask(&self, now: Time) -> u8 {
-        if now >= self.latest_until {
+    /// Bitmap of priorities paused at `t`.
+    pub fn paused_mask(&self, t: Time) -> u8 {
+        if t >= self.latest_until {
             return 0;
         }
-        (0..PRIORITIES).fold(0, |m, p| m | ((self.is_paused(p, now) as u8) << p))
+        (0..PRIORITIES).fold(0, |m, p| m | ((self.prio[p].is_paused(t) as u8) << p))
     }
 
-    /// Total time priority `p` has been paused up to `now`.
+    /// Total time priority `p` may not start frames, up to `now` (pfcstat pause duration).
     pub fn paused_total(&self, p: usize, now: Time) -> Time {
-        let s = &self.prio[p];
-        s.accumulated + s.until.min(now).saturating_sub(s.start)
+        self.prio[p].total(now)
     }
 
-    /// Forget all pauses (link down: the peer's timers are gone with it).
+    /// Forget all pauses at `now`, pending ones included (link down: the peer's requests
+    /// are gone with it).
     pub fn clear(&mut self, now: Time) {
         for s in &mut self.prio {
-            let end = s.until.min(now).max(s.start);
-            s.accumulated += end - s.start;
-            s.start = now;
-            s.until = now;
+            s.settle(now);
+            s.accumulated += s.current.until.min(now).saturating_sub(s.current.at);
+            s.current = Effect {
+                at: now,
+                until: now,
+            };
+            s.pending.clear();
         }
         self.latest_until = now;
     }
@@ -227,48 +338,150 @@ mod tests {
         a
     }
 
+    const G100: Rate = Rate::gbps(100);
+
     #[test]
     fn thousand_quanta_pause_exactly_5_12_us_at_100g_and_20_48_us_at_25g() {
-        for (speed, len) in [
-            (Rate::gbps(100), 5_120_000u64),
-            (Rate::gbps(25), 20_480_000),
-        ] {
-            let mut t = PauseTimers::default();
+        for (speed, len) in [(G100, 5_120_000u64), (Rate::gbps(25), 20_480_000)] {
+            let mut t = PauseTimers::new(speed, Time::ZERO);
             let t0 = Time::from_us(10);
-            t.apply(t0, 1 << 3, &q(3, 1000), speed);
+            t.receive(t0, 1 << 3, &q(3, 1000));
             assert!(t.is_paused(3, t0));
             assert!(t.is_paused(3, t0 + Time(len - 1)));
             assert!(!t.is_paused(3, t0 + Time(len)));
-            assert_eq!(t.paused_until(3, t0), Some(t0 + Time(len)));
+            assert_eq!(t.resume_at(3, t0), t0 + Time(len));
             assert_eq!(t.paused_total(3, t0 + Time(10 * len)), Time(len));
             assert!(!t.is_paused(4, t0), "other priorities keep sending");
+            assert_eq!(t.resume_at(4, t0), t0);
         }
     }
 
     #[test]
     fn second_frame_reloads_rather_than_adds() {
-        let mut t = PauseTimers::default();
-        let speed = Rate::gbps(100);
-        t.apply(Time::ZERO, 1 << 3, &q(3, 1000), speed);
-        t.apply(Time::from_us(2), 1 << 3, &q(3, 1000), speed);
+        let mut t = PauseTimers::new(G100, Time::ZERO);
+        t.receive(Time::ZERO, 1 << 3, &q(3, 1000));
+        t.receive(Time::from_us(2), 1 << 3, &q(3, 1000));
         // Reload: ends at 2 + 5.12 µs, not 10.24 µs.
-        assert_eq!(t.paused_until(3, Time::from_us(3)), Some(Time(7_120_000)));
+        assert_eq!(t.resume_at(3, Time::from_us(3)), Time(7_120_000));
         assert_eq!(t.paused_total(3, Time::from_ms(1)), Time(7_120_000));
     }
 
     #[test]
     fn time_zero_resumes_at_once() {
-        let mut t = PauseTimers::default();
-        let speed = Rate::gbps(100);
-        t.apply(Time::ZERO, 1 << 3, &q(3, 0xFFFF), speed);
-        t.apply(Time::from_us(1), 1 << 3, &q(3, 0), speed);
+        let mut t = PauseTimers::new(G100, Time::ZERO);
+        t.receive(Time::ZERO, 1 << 3, &q(3, 0xFFFF));
+        t.receive(Time::from_us(1), 1 << 3, &q(3, 0));
         assert!(!t.is_paused(3, Time::from_us(1)));
         assert_eq!(t.paused_total(3, Time::from_ms(5)), Time::from_us(1));
     }
 
+    /// IEEE's 394 quanta at 100G: 2.01728 µs.
+    const R: Time = Time(2_017_280);
+
+    #[test]
+    fn with_a_response_delay_an_xoff_pauses_from_arrival_plus_response() {
+        let mut t = PauseTimers::new(G100, R);
+        let t0 = Time::from_us(1);
+        t.receive(t0, 1 << 3, &q(3, 1000));
+        // Frames may still start until t0 + R; then 5.12 µs of pause.
+        assert!(!t.is_paused(3, t0));
+        assert!(!t.is_paused(3, t0 + R - Time(1)));
+        assert!(t.is_paused(3, t0 + R));
+        assert_eq!(t.resume_at(3, t0), t0);
+        assert_eq!(t.resume_at(3, t0 + R), t0 + R + Time(5_120_000));
+        assert_eq!(t.paused_total(3, t0 + R), Time::ZERO);
+        assert_eq!(t.paused_total(3, Time::from_ms(1)), Time(5_120_000));
+    }
+
+    #[test]
+    fn a_refresh_of_a_running_pause_keeps_the_priority_paused() {
+        let mut t = PauseTimers::new(G100, R);
+        t.receive(Time::ZERO, 1 << 3, &q(3, 1000)); // paused [R, R + 5.12 µs)
+        let refresh = Time::from_us(4); // arrives while paused
+        t.receive(refresh, 1 << 3, &q(3, 1000)); // reloads at 4 µs + R
+        for x in [
+            refresh,
+            refresh + Time(1),
+            refresh + R - Time(1),
+            refresh + R,
+        ] {
+            assert!(t.is_paused(3, x), "paused at {x}");
+        }
+        let end = refresh + R + Time(5_120_000);
+        assert_eq!(t.resume_at(3, refresh), end);
+        assert!(!t.is_paused(3, end));
+        // One continuous pause from R to the end of the reloaded timer.
+        assert_eq!(t.paused_total(3, Time::from_ms(1)), end - R);
+    }
+
+    #[test]
+    fn an_xon_resumes_only_after_the_response_delay() {
+        let mut t = PauseTimers::new(G100, R);
+        t.receive(Time::ZERO, 1 << 3, &q(3, 0xFFFF));
+        let xon = Time::from_us(10);
+        t.receive(xon, 1 << 3, &q(3, 0));
+        assert!(t.is_paused(3, xon));
+        assert!(t.is_paused(3, xon + R - Time(1)));
+        assert!(!t.is_paused(3, xon + R));
+        assert_eq!(t.resume_at(3, xon), xon + R);
+        // Paused from R to 10 µs + R: exactly 10 µs.
+        assert_eq!(t.paused_total(3, Time::from_ms(1)), Time::from_us(10));
+        assert_eq!(t.paused_total(3, xon), xon - R);
+    }
+
+    #[test]
+    fn an_expired_pause_refreshed_late_leaves_a_gap_of_the_response_time() {
+        // XOFF of 100 quanta (512 ns) at 0, expiring at R + 512 ns; the next XOFF arrives
+        // at 3 µs and takes effect at 3 µs + R: unpaused in between.
+        let mut t = PauseTimers::new(G100, R);
+        t.receive(Time::ZERO, 1 << 3, &q(3, 100));
+        t.receive(Time::from_us(3), 1 << 3, &q(3, 100));
+        let first_end = R + Time(512_000);
+        assert!(!t.is_paused(3, Time::from_us(3)));
+        assert_eq!(t.resume_at(3, Time::from_us(3)), Time::from_us(3));
+        assert!(t.is_paused(3, Time::from_us(3) + R));
+        assert_eq!(
+            t.paused_total(3, Time::from_ms(1)),
+            (first_end - R) + Time(512_000)
+        );
+    }
+
+    #[test]
+    fn several_frames_may_be_pending_at_once() {
+        // XOFF at 0, XON at 1 µs, XOFF at 1.5 µs, all within one response time of 2 µs.
+        let mut t = PauseTimers::new(G100, Time::from_us(2));
+        t.receive(Time::ZERO, 1 << 3, &q(3, 1000));
+        t.receive(Time::from_us(1), 1 << 3, &q(3, 0));
+        t.receive(Time::from_ns(1500), 1 << 3, &q(3, 1000));
+        assert!(!t.is_paused(3, Time::from_ns(1999)));
+        assert!(t.is_paused(3, Time::from_us(2)));
+        assert!(!t.is_paused(3, Time::from_us(3)));
+        assert!(t.is_paused(3, Time::from_ns(3500)));
+        assert_eq!(t.resume_at(3, Time::from_us(2)), Time::from_us(3));
+        assert_eq!(
+            t.resume_at(3, Time::from_ns(3500)),
+            Time::from_ns(3500) + Time(5_120_000)
+        );
+        assert_eq!(
+            t.paused_total(3, Time::from_ms(1)),
+            Time::from_us(1) + Time(5_120_000)
+        );
+    }
+
+    #[test]
+    fn clear_forgets_pending_frames_and_keeps_the_past() {
+        let mut t = PauseTimers::new(G100, R);
+        t.receive(Time::ZERO, 1 << 3, &q(3, 0xFFFF));
+        t.receive(Time::from_us(5), 1 << 3, &q(3, 0xFFFF));
+        t.clear(Time::from_us(6));
+        assert!(!t.is_paused(3, Time::from_us(6)));
+        assert!(!t.is_paused(3, Time::from_us(8)));
+        assert_eq!(t.paused_total(3, Time::from_ms(1)), Time::from_us(6) - R);
+    }
+
     #[test]
     fn generator_refreshes_every_half_pause_and_sends_xon() {
-        let speed = Rate::gbps(100);
+        let speed = G100;
         let mut g = PfcGenerator::new(speed, 0xFFFF);
         g.send_xoff(1 << 3);
         let f = g.take_frame(Time::ZERO).unwrap();

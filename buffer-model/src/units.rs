@@ -320,23 +320,25 @@ impl core::str::FromStr for Time {
 
 impl core::str::FromStr for Rate {
     type Err = UnitError;
-    /// Parses `100G`, `25G`, `400M`, `1.5G`, `10Gbps`, `800K`.
+    /// Parses bits per second with an SI prefix and an optional bit unit, all alike:
+    /// `100G`, `100Gb`, `100Gbps`, `100Gb/s`, `100Gbit/s`; also `400M`, `1.5G`, `800K`, `1T`.
     fn from_str(s: &str) -> Result<Rate, UnitError> {
         let err = || UnitError {
             input: s.to_string(),
-            expected: "a rate such as 100G, 25G or 400M (bits per second)",
+            expected: "a rate in bits per second such as 100G, 100Gb, 100Gbps, 100Gb/s or \
+                       100Gbit/s (prefix K, M, G or T)",
         };
         let (n, unit) = split_number(s).ok_or_else(err)?;
-        let unit = unit
-            .strip_suffix("bps")
-            .or_else(|| unit.strip_suffix("b/s"))
+        let prefix = ["bits/s", "bit/s", "bps", "b/s", "bit", "b"]
+            .iter()
+            .find_map(|suffix| unit.strip_suffix(suffix))
             .unwrap_or(unit);
-        let mult: u128 = match unit {
+        let mult: u128 = match prefix {
             "" => 1,
             "K" | "k" => 1_000,
             "M" => 1_000_000,
-            "G" => 1_000_000_000,
-            "T" => 1_000_000_000_000,
+            "G" | "g" => 1_000_000_000,
+            "T" | "t" => 1_000_000_000_000,
             _ => return Err(err()),
         };
         match n.times(mult) {
@@ -445,6 +447,18 @@ mod tests {
             Time::from_ns(10)
         );
         assert_eq!("25G".parse::<Rate>().unwrap(), Rate(25_000_000_000));
+        for same in [
+            "100G",
+            "100Gb",
+            "100Gbps",
+            "100Gb/s",
+            "100Gbit/s",
+            "100 Gbit/s",
+        ] {
+            assert_eq!(same.parse::<Rate>().unwrap(), Rate::gbps(100), "{same}");
+        }
+        let e = "100GB".parse::<Rate>().unwrap_err().to_string();
+        assert!(e.contains("100Gbit/s"), "the error lists the forms: {e}");
         assert_eq!(Time(1_500_000_000).to_string(), "1.5ms");
         assert_eq!(Rate::gbps(100).to_string(), "100G");
         assert_eq!(Bytes(32_768).to_string(), "32KiB");

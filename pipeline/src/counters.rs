@@ -1,6 +1,6 @@
 //! Counters in the shapes of SONiC's `portstat`, `pfcstat` and `queuestat`.
 
-use lossless_buffer_model::PRIORITIES;
+use lossless_buffer_model::{Time, PRIORITIES};
 
 /// Per-priority PFC frame counters of one port (`pfcstat`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -52,6 +52,9 @@ pub struct PortCounters {
     pub rx_pfc_frames: u64,
     /// PFC per priority.
     pub pfc: PfcCounters,
+    /// Time the transmitter has been (or is committed to be) busy: the wire time of every
+    /// frame started, preamble and gap included.
+    pub tx_busy: Time,
 }
 
 impl PortCounters {
@@ -62,6 +65,12 @@ impl PortCounters {
         self.tx_pfc_frames += 1;
         self.tx_packets += 1;
         self.tx_bytes += crate::wire::pfc::PFC_FRAME_LEN as u64;
+    }
+
+    /// Time the transmitter was busy before `t`, given that its current frame ends at
+    /// `busy_until` (`t` at or after that frame's start).
+    pub fn busy_before(&self, t: Time, busy_until: Time) -> Time {
+        self.tx_busy.saturating_sub(busy_until.saturating_sub(t))
     }
 
     /// Count a PFC frame this port received and acted on (`enable` already masked to the

@@ -23,9 +23,19 @@ pub fn identity8() -> [u8; PRIORITIES] {
     core::array::from_fn(|i| i as u8)
 }
 
-/// MAC of port `i` of a preset switch (locally administered).
-pub fn port_mac(i: usize) -> [u8; 6] {
-    [0x02, 0x4C, 0x4C, 0x00, (i >> 8) as u8, i as u8]
+/// Base MAC of the `index`-th switch of a scenario when the file gives none (locally
+/// administered unicast): `02:4c:4c:ii:ii:00`, so that every switch's ports differ.
+pub fn switch_base_mac(index: usize) -> [u8; 6] {
+    [0x02, 0x4C, 0x4C, (index >> 8) as u8, index as u8, 0x00]
+}
+
+/// MAC of port `i` of a switch whose base MAC is `base`: the base plus `i`, as a 48-bit
+/// number (None past ff:ff:ff:ff:ff:ff).
+pub fn port_mac(base: [u8; 6], i: usize) -> Option<[u8; 6]> {
+    let mut b = [0u8; 8];
+    b[2..].copy_from_slice(&base);
+    let n = u64::from_be_bytes(b).checked_add(i as u64)?;
+    (n < 1 << 48).then(|| n.to_be_bytes()[2..].try_into().expect("6 bytes"))
 }
 
 /// `n` ports at `speed` with 2 m cables; buffer: 256-byte cells, a 16 MB lossless ingress
@@ -39,7 +49,7 @@ pub fn basic(n: usize, speed: Rate) -> SwitchConfig {
             cable: Length(2_000),
             delay: None,
             mtu: 9216,
-            mac: port_mac(i),
+            mac: port_mac(switch_base_mac(0), i).expect("64 ports fit"),
         })
         .collect();
     let pools = vec![

@@ -63,6 +63,10 @@ impl Port {
     pub fn queue_len(&self, q: usize) -> usize {
         self.queues[q].len()
     }
+    /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
+    pub fn busy_time(&self, t: Time) -> Time {
+        self.counters.busy_before(t, self.busy_until)
+    }
     /// Priorities this port is holding in XOFF toward its peer.
     pub fn xoff_mask(&self) -> u8 {
         self.pfc.xoff_mask()
@@ -113,7 +117,7 @@ impl Switch {
                 busy_until: Time::ZERO,
                 queues: core::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
                 sched: Scheduler::new(cfg.qos.scheduler),
-                pause: PauseTimers::default(),
+                pause: PauseTimers::new(p.speed, cfg.qos.pfc_response),
                 pfc: PfcGenerator::new(p.speed, quanta),
                 counters: PortCounters::default(),
                 queue_counters: Default::default(),
@@ -377,12 +381,13 @@ impl Switch {
                 if self.mmu.pgs[in_port * PRIORITIES + pg].lossless {
                     self.lossless_drops += 1;
                 }
-                let reason = match r {
-                    Refusal::IngressLimit => DropReason::IngressLimit,
-                    Refusal::HeadroomFull => DropReason::HeadroomFull,
-                    Refusal::EgressLimit => DropReason::EgressLimit,
+                // Ingress refusals are the PG's drops (the MMU counts them there); only an
+                // egress refusal is the queue's.
+                return match r {
+                    Refusal::IngressLimit => self.drop_frame(DropReason::IngressLimit, pkt),
+                    Refusal::HeadroomFull => self.drop_frame(DropReason::HeadroomFull, pkt),
+                    Refusal::EgressLimit => self.drop_queued(out, DropReason::EgressLimit, pkt),
                 };
-                return self.drop_queued(out, reason, pkt);
             }
         };
         pkt.meta.cells = admitted.cells;
@@ -479,10 +484,8 @@ impl Switch {
                 if enable == 0 {
                     return self.drop_frame(DropReason::PfcNotEnabled, pkt);
                 }
-                let speed = self.cfg.ports[port].speed;
                 let p = &mut self.ports[port];
-                p.pause
-                    .apply(now + self.cfg.qos.pfc_response, enable, &quanta, speed);
+                p.pause.receive(now, enable, &quanta);
                 p.counters.count_pfc_received(enable, &quanta);
                 self.recycle(pkt.data);
             }
@@ -520,7 +523,9 @@ impl Switch {
             let p = &mut self.ports[port];
             p.counters.count_pfc_sent(req.enable, &req.quanta);
             // PFC frames are never dated back: they answer the state now.
-            p.busy_until = now + speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
+            let wire = speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
+            p.busy_until = now + wire;
+            p.counters.tx_busy += wire;
             let mut pkt =
                 pfc_wire::pfc_frame(buf, self.cfg.ports[port].mac, req.enable, &req.quanta);
             pkt.meta.rx_time = now;
@@ -559,7 +564,9 @@ impl Switch {
         qc.tx_bytes += pkt.len as u64;
         p.counters.tx_packets += 1;
         p.counters.tx_bytes += pkt.len as u64;
-        p.busy_until = start + speed.wire_time(pkt.len as u64);
+        let wire = speed.wire_time(pkt.len as u64);
+        p.busy_until = start + wire;
+        p.counters.tx_busy += wire;
         Some(pkt)
     }
 
@@ -589,12 +596,17 @@ impl Switch {
                 continue;
             };
             let mut t = head.meta.ready_time.max(free);
-            let paused = p.pause.paused_mask(t);
-            if self.queue_paused(port, q, paused) {
+            // Until none of the queue's priorities is paused (frames still pending may
+            // extend or end a pause).
+            loop {
+                let paused = p.pause.paused_mask(t);
+                if !self.queue_paused(port, q, paused) {
+                    break;
+                }
                 let prios = self.queue_pfc[q] & paused;
                 t = (0..PRIORITIES)
                     .filter(|pr| prios & (1 << pr) != 0)
-                    .filter_map(|pr| p.pause.paused_until(pr, t))
+                    .map(|pr| p.pause.resume_at(pr, t))
                     .max()
                     .unwrap_or(t);
             }

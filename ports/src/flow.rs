@@ -201,6 +201,10 @@ impl FlowTx {
 }
 
 /// Receiver statistics of one flow.
+///
+/// Counts (`rx_packets`, `rx_bytes`, reordering, CE, first and last arrival) cover the whole
+/// run; throughput and latency cover the measurement window given at construction (the
+/// whole run by default).
 #[derive(Clone, Debug)]
 pub struct FlowRx {
     /// Frames received.
@@ -213,31 +217,46 @@ pub struct FlowRx {
     pub ce_marked: u64,
     /// Last bit of the first frame received.
     pub first_rx: Option<Time>,
-    /// Wire time of the first frame at the receiving link (so that N back-to-back frames
-    /// span exactly N wire times).
-    pub first_wire: Time,
     /// Last bit of the latest frame received.
     pub last_rx: Option<Time>,
     highest_seq: Option<u64>,
-    /// Exact smallest one-way latency (the histogram keeps 3 significant digits).
+    /// The measurement window `[from, to]`.
+    window: (Time, Time),
+    /// Frame bits received inside the window: a frame straddling an edge counts for the
+    /// part of its wire time inside.
+    window_bits: f64,
+    /// First bit of the first frame received.
+    first_bit: Option<Time>,
+    /// Exact smallest one-way latency in the window (the histogram keeps 3 significant
+    /// digits).
     pub latency_min: Option<Time>,
-    /// Exact largest one-way latency.
+    /// Exact largest one-way latency in the window.
     pub latency_max: Option<Time>,
-    /// One-way latency (first bit sent → last bit received) in picoseconds.
+    /// One-way latency (first bit sent → last bit received) in picoseconds, of frames whose
+    /// last bit arrived in the window.
     pub latency: Histogram<u64>,
 }
 
 impl Default for FlowRx {
     fn default() -> Self {
+        FlowRx::new(Time::ZERO, Time::MAX)
+    }
+}
+
+impl FlowRx {
+    /// A receiver measuring throughput and latency over `[from, to]`.
+    pub fn new(from: Time, to: Time) -> FlowRx {
         FlowRx {
             rx_packets: 0,
             rx_bytes: 0,
             reordered: 0,
             ce_marked: 0,
             first_rx: None,
-            first_wire: Time::ZERO,
             last_rx: None,
             highest_seq: None,
+            window: (from, to),
+            window_bits: 0.0,
+            first_bit: None,
             latency_min: None,
             latency_max: None,
             // 1 ps to 10^16 ps (about 2.8 hours of virtual time), 3 significant digits.
@@ -245,18 +264,13 @@ impl Default for FlowRx {
                 .expect("valid bounds"),
         }
     }
-}
 
-impl FlowRx {
     /// Count a frame of this flow whose last bit arrived at `now` over a link of `speed`.
     pub fn record(&mut self, pkt: &Packet, now: Time, speed: Rate) {
         let m = &pkt.meta;
         self.rx_packets += 1;
         self.rx_bytes += pkt.len as u64;
-        if self.first_rx.is_none() {
-            self.first_rx = Some(now);
-            self.first_wire = speed.wire_time(pkt.len as u64);
-        }
+        self.first_rx.get_or_insert(now);
         self.last_rx = Some(now);
         match self.highest_seq {
             Some(h) if m.seq < h => self.reordered += 1,
@@ -265,6 +279,22 @@ impl FlowRx {
         if m.ecn == 3 {
             self.ce_marked += 1;
         }
+        let (from, to) = self.window;
+        let wire = speed.wire_time(pkt.len as u64);
+        let first_bit = now.saturating_sub(wire);
+        self.first_bit.get_or_insert(first_bit);
+        let (a, b) = (first_bit.max(from), now.min(to));
+        if a < b {
+            let bits = pkt.len as f64 * 8.0;
+            self.window_bits += if a == first_bit && b == now {
+                bits
+            } else {
+                bits * (b - a).as_ps() as f64 / wire.as_ps() as f64
+            };
+        }
+        if now < from || now > to {
+            return;
+        }
         let lat = now.saturating_sub(m.sent_at);
         self.latency_min = Some(self.latency_min.map_or(lat, |x| x.min(lat)));
         self.latency_max = Some(self.latency_max.map_or(lat, |x| x.max(lat)));
@@ -272,17 +302,33 @@ impl FlowRx {
         self.latency.saturating_record(lat.as_ps().max(1));
     }
 
-    /// Receive interval: first bit of the first frame to last bit of the last one.
-    pub fn interval(&self) -> Option<Time> {
-        Some(self.last_rx? - self.first_rx? + self.first_wire)
+    /// Receive interval, first bit of the first frame to last bit of the last one (so N
+    /// back-to-back frames span exactly N wire times), clipped to the window. A flow still
+    /// running when the window closed at `t` (`running_at = Some(t)`) is measured to `t`,
+    /// so that N flows sharing a link sum to at most its rate.
+    pub fn interval(&self, running_at: Option<Time>) -> Option<Time> {
+        let (from, to) = self.window;
+        let last = match running_at {
+            Some(t) => t,
+            None => self.last_rx?,
+        };
+        let (a, b) = (self.first_bit?.max(from), last.min(to));
+        (a < b).then(|| b - a)
     }
 
-    /// Throughput in bits/s of frame bytes over the receive interval.
-    pub fn throughput_bps(&self) -> f64 {
-        match self.interval() {
-            Some(t) if t.as_ps() > 0 => self.rx_bytes as f64 * 8.0 / t.as_secs_f64(),
+    /// Throughput in bits/s of frame bytes received in the window over [`Self::interval`].
+    pub fn throughput_bps(&self, running_at: Option<Time>) -> f64 {
+        match self.interval(running_at) {
+            Some(t) if t.as_ps() > 0 => self.window_bits / t.as_secs_f64(),
             _ => 0.0,
         }
+    }
+
+    /// Latency at quantile `q` (hdrhistogram, 3 significant digits) clamped to the exact
+    /// smallest and largest values, so that min ≤ p50 ≤ p99 ≤ max always holds.
+    pub fn latency_at(&self, q: f64) -> Option<Time> {
+        let (min, max) = (self.latency_min?, self.latency_max?);
+        Some(Time(self.latency.value_at_quantile(q)).clamp(min, max))
     }
 }
 

@@ -117,7 +117,7 @@ impl Host {
             busy_until: Time::ZERO,
             tx_enabled: true,
             link_up: true,
-            pause: PauseTimers::default(),
+            pause: PauseTimers::new(speed, nic.pfc_response),
             occupancy: 0,
             occupancy_at: Time::ZERO,
             counters: PortCounters::default(),
@@ -171,8 +171,7 @@ impl Host {
                 let enable = enable & self.nic.pfc_enable;
                 self.counters.count_pfc_received(enable, &quanta);
                 if self.nic.pfc == PfcMode::Honor {
-                    self.pause
-                        .apply(now + self.nic.pfc_response, enable, &quanta, self.speed);
+                    self.pause.receive(now, enable, &quanta);
                 }
                 Received::Pfc(pkt.data)
             }
@@ -213,17 +212,24 @@ impl Host {
         }
         let mut best: Option<Time> = None;
         for f in &self.flows {
-            let Some(mut t) = f.ready_at(free) else {
-                continue;
+            // The first time the pattern allows a frame and the priority is not paused.
+            let mut t = free;
+            let t = loop {
+                let Some(ready) = f.ready_at(t) else {
+                    break None;
+                };
+                let resume = match self.nic.pfc {
+                    PfcMode::Honor => self.pause.resume_at(f.spec.priority as usize, ready),
+                    PfcMode::Ignore => ready,
+                };
+                if resume == ready {
+                    break Some(ready);
+                }
+                t = resume;
             };
-            let bit = 1u8 << f.spec.priority;
-            if self.paused_mask(t) & bit != 0 {
-                t = self
-                    .pause
-                    .paused_until(f.spec.priority as usize, t)
-                    .unwrap_or(t);
+            if let Some(t) = t {
+                best = Some(best.map_or(t, |b| b.min(t)));
             }
-            best = Some(best.map_or(t, |b| b.min(t)));
         }
         best
     }
@@ -237,7 +243,9 @@ impl Host {
         if let Some(req) = self.pfc.take_frame(now) {
             let buf = self.spare.pop().unwrap_or_default();
             self.counters.count_pfc_sent(req.enable, &req.quanta);
-            self.busy_until = now + self.speed.wire_time(PFC_FRAME_LEN as u64);
+            let wire = self.speed.wire_time(PFC_FRAME_LEN as u64);
+            self.busy_until = now + wire;
+            self.counters.tx_busy += wire;
             return Some(pfc_frame(buf, self.mac, req.enable, &req.quanta));
         }
         let paused = self.paused_mask(now);
@@ -253,7 +261,9 @@ impl Host {
             self.rr = (i + 1) % n;
             self.counters.tx_packets += 1;
             self.counters.tx_bytes += pkt.len as u64;
-            self.busy_until = now + self.speed.wire_time(pkt.len as u64);
+            let wire = self.speed.wire_time(pkt.len as u64);
+            self.busy_until = now + wire;
+            self.counters.tx_busy += wire;
             return Some(pkt);
         }
         None
@@ -284,6 +294,11 @@ impl Host {
                 self.pfc.send_xon(self.nic.pfc_enable);
             }
         }
+    }
+
+    /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
+    pub fn busy_time(&self, t: Time) -> Time {
+        self.counters.busy_before(t, self.busy_until)
     }
 
     /// Time priority `p` has been paused up to `now`.

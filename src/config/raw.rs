@@ -54,6 +54,18 @@ pub struct ScenarioFile {
     pub events: Option<Vec<Val<EventRaw>>>,
     /// Output files.
     pub outputs: Option<Val<OutputsRaw>>,
+    /// Measurement window of throughput, utilisation, pause fractions and latency.
+    pub measure: Option<Val<MeasureRaw>>,
+}
+
+/// `measure: {from, to}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureRaw {
+    /// Start of the window (default 0).
+    pub from: Option<Val<Scalar>>,
+    /// End of the window (default: the end of the run).
+    pub to: Option<Val<Scalar>>,
 }
 
 /// A simulated host.
@@ -210,6 +222,8 @@ pub struct SwitchRaw {
     pub name: Val<String>,
     /// Ports: `{count, speed, ...}` or a list of ports.
     pub ports: Val<PortsRaw>,
+    /// Base MAC: port i uses base + i (default 02:4c:4c:ii:ii:00 from the switch's index).
+    pub mac: Option<Val<String>>,
     /// Last bit in → earliest first bit out.
     pub pipeline_latency: Option<Val<Scalar>>,
     /// Buffer plan (defaults to a Tomahawk-like plan).

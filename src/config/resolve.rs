@@ -4,7 +4,7 @@
 use super::common::{line, list_or_none, mac_from_str, Resolver};
 use super::error::{ConfigError, ConfigWarning};
 use super::raw::{self, Scalar, Val};
-use lossless_buffer_model::headroom::HeadroomBudget;
+use lossless_buffer_model::headroom::HeadroomNeed;
 use lossless_buffer_model::mmu::{Headroom, PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::watchdog::{WatchdogAction, WatchdogConfig};
@@ -14,7 +14,7 @@ use lossless_pipeline::config::{
     Forwarding, Group, GroupMode, NextHop, PortConfig, QosConfig, Route, RouteTarget, SwitchConfig,
     Trust,
 };
-use lossless_pipeline::presets::{identity8, port_mac, sonic_dscp_to_tc};
+use lossless_pipeline::presets::{identity8, port_mac, sonic_dscp_to_tc, switch_base_mac};
 use std::collections::BTreeMap;
 
 /// Default port speed.
@@ -74,6 +74,13 @@ pub fn resolve(
     };
     let seed = raw.seed.as_ref().map_or(1, |s| s.value);
     let duration = r.opt(&raw.duration, "duration", Resolver::time)?;
+    if duration == Some(Time::ZERO) {
+        return r.error(
+            raw.duration.as_ref().and_then(line),
+            "duration",
+            "a run needs a length above 0, such as 2ms (leave it out to run until idle)",
+        );
+    }
     if raw.switches.value.is_empty() {
         return r.error(
             line(&raw.switches),
@@ -82,7 +89,7 @@ pub fn resolve(
         );
     }
     let mut switches = Vec::new();
-    for sw in &raw.switches.value {
+    for (index, sw) in raw.switches.value.iter().enumerate() {
         if switches
             .iter()
             .any(|s: &SwitchSpec| s.config.name == sw.name.value)
@@ -93,7 +100,7 @@ pub fn resolve(
                 format!("switch `{}` is defined twice", sw.name.value),
             );
         }
-        switches.push(resolve_switch(&r, sw, seed)?);
+        switches.push(resolve_switch(&r, sw, index, seed)?);
     }
     let sim = super::sim::resolve_sim(&r, stem, &raw, &switches, duration)?;
     let name = raw.name.map_or_else(|| stem.to_string(), |n| n.value);
@@ -110,9 +117,28 @@ pub fn resolve(
     ))
 }
 
-fn resolve_switch(r: &Resolver, sw: &raw::SwitchRaw, seed: u64) -> Result<SwitchSpec> {
+fn resolve_switch(
+    r: &Resolver,
+    sw: &raw::SwitchRaw,
+    index: usize,
+    seed: u64,
+) -> Result<SwitchSpec> {
     let name = sw.name.value.clone();
-    let (ports, taps) = resolve_ports(r, &name, &sw.ports)?;
+    let base_mac = match &sw.mac {
+        None => switch_base_mac(index),
+        Some(m) => {
+            let mac = parse_mac(r, m, &format!("{name}.mac"))?;
+            if mac[0] & 1 != 0 {
+                return r.error(
+                    line(m),
+                    &format!("{name}.mac"),
+                    format!("`{}` is a multicast address; a port's source MAC is unicast (first octet even)", m.value),
+                );
+            }
+            mac
+        }
+    };
+    let (ports, taps) = resolve_ports(r, &name, &sw.ports, base_mac)?;
     let pipeline_latency = r
         .opt(
             &sw.pipeline_latency,
@@ -160,8 +186,21 @@ fn resolve_ports(
     r: &Resolver,
     sw: &str,
     p: &Val<raw::PortsRaw>,
+    base_mac: [u8; 6],
 ) -> Result<(Vec<PortConfig>, Vec<Option<String>>)> {
     let key = format!("{sw}.ports");
+    let mac_of = |i: usize| -> Result<[u8; 6]> {
+        port_mac(base_mac, i).map_or_else(
+            || {
+                r.error(
+                    line(p),
+                    &format!("{sw}.mac"),
+                    format!("base MAC + port {i} runs past ff:ff:ff:ff:ff:ff"),
+                )
+            },
+            Ok,
+        )
+    };
     let mut ports = Vec::new();
     let mut taps = Vec::new();
     let mtu_of = |v: &Option<Val<Scalar>>, key: &str| -> Result<u32> {
@@ -203,7 +242,7 @@ fn resolve_ports(
                     cable,
                     delay,
                     mtu,
-                    mac: port_mac(i),
+                    mac: mac_of(i)?,
                 });
                 taps.push(u.tap_prefix.as_ref().map(|t| format!("{}{i}", t.value)));
             }
@@ -247,7 +286,7 @@ fn resolve_ports(
                     cable,
                     delay,
                     mtu,
-                    mac: port_mac(i),
+                    mac: mac_of(i)?,
                 });
                 taps.push(e.value.tap.as_ref().map(|t| t.value.clone()));
             }
@@ -657,8 +696,8 @@ fn default_plan(ports: &[PortConfig], qos: &QosConfig) -> Plan {
         profile_lines: BTreeMap::new(),
     };
     for p in ports {
-        let budget = HeadroomBudget::ieee(p.speed, p.propagation(), p.mtu).total();
-        let headroom = Bytes(budget.cells(DEFAULT_CELL) * DEFAULT_CELL.get());
+        // The larger of the two minimums (MTU frames in bytes, small frames in cells).
+        let headroom = HeadroomNeed::ieee(p.speed, p.propagation(), p.mtu, DEFAULT_CELL).bytes();
         for pg in 0..PRIORITIES {
             let (spec, name) = if lossless_pgs & (1 << pg) != 0 {
                 let h = Headroom {
@@ -929,8 +968,8 @@ fn resolve_buffer(
                 if xon_offset.get() >= xoff_point {
                     return r.error(pr.xon_offset.as_ref().and_then(line).or(line(p)), &format!("{kk}.xon_offset"), format!("{xon_offset} is at or above the XOFF point, {how} = {}: XON would never come", Bytes(xoff_point)));
                 }
-                if xoff.get() == 0 && pools[pool].xoff.get() == 0 {
-                    r.warn(pr.xoff.as_ref().and_then(line), &format!("{kk}.xoff"), format!("0 bytes of headroom and pool `{}` has no shared headroom pool: lossless traffic will drop", pools[pool].name));
+                if xoff.get() == 0 {
+                    r.warn(pr.xoff.as_ref().and_then(line), &format!("{kk}.xoff"), "0 bytes of headroom (a PG's xoff bounds its headroom, with a shared headroom pool too): lossless traffic will drop");
                 }
                 Some(Headroom {
                     xoff,
@@ -1142,26 +1181,33 @@ fn kind_name(k: PoolKind) -> &'static str {
     }
 }
 
-/// Warn where a lossless PG's headroom is below the computed minimum.
+/// Warn where a lossless PG's headroom is below either computed minimum: the physics
+/// formula in bytes (frames of the MTU), or the cells that a stream of the worst frame size
+/// takes (small frames each fill a whole cell).
 fn check_headroom(r: &Resolver, sw: &str, ports: &[PortConfig], plan: &Plan) -> Result<()> {
     let mut warned = std::collections::BTreeSet::new();
     for (i, p) in plan.pg_profiles.iter().enumerate() {
         let Some(h) = p.headroom else { continue };
-        if plan.pools[p.pool].xoff.get() > 0 {
-            continue;
-        }
         let port = &ports[i / PRIORITIES];
-        let need = HeadroomBudget::ieee(port.speed, port.propagation(), port.mtu).total();
+        let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, plan.cell);
         let name = &plan.pg_names[i];
-        if h.xoff < need && warned.insert((name.clone(), need)) {
-            r.warn(
-                plan.profile_lines.get(name).copied().flatten(),
-                &format!("{sw}.buffer.profiles.{name}.xoff"),
-                format!(
+        let at = plan.profile_lines.get(name).copied().flatten();
+        let key = format!("{sw}.buffer.profiles.{name}.xoff");
+        let mtu_min = need.budget.total();
+        let have_cells = h.xoff.cells(plan.cell);
+        if h.xoff < mtu_min {
+            if warned.insert((name.clone(), mtu_min)) {
+                r.warn(at, &key, format!(
                     "headroom {} is below the minimum {} for {} at {}, {} one way, MTU {} and the IEEE peer response: lossless drops are possible",
-                    h.xoff, need, port.name, port.speed, port.propagation(), port.mtu
-                ),
-            );
+                    h.xoff, mtu_min, port.name, port.speed, port.propagation(), port.mtu
+                ));
+            }
+        } else if have_cells < need.frame_cells && warned.insert((name.clone(), mtu_min)) {
+            r.warn(at, &key, format!(
+                "headroom {} is {have_cells} cells of {}; after XOFF up to {} frames of {} B may arrive on {} ({}, {} one way, IEEE peer response), one cell each or more: {} cells = {} are needed, or lossless drops are possible with small frames",
+                h.xoff, plan.cell, need.frame_cells / need.frame.div_ceil(plan.cell.get() as u32) as u64,
+                need.frame, port.name, port.speed, port.propagation(), need.frame_cells, Bytes(need.frame_cells * plan.cell.get())
+            ));
         }
     }
     Ok(())

@@ -85,6 +85,9 @@ pub struct EventSpec {
     pub action: Action,
 }
 
+/// Bytes of each frame a capture keeps unless `snaplen` says otherwise.
+pub const DEFAULT_SNAPLEN: u32 = 128;
+
 /// pcap output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PcapOut {
@@ -116,6 +119,16 @@ pub struct Outputs {
     pub timeseries: Option<TimeseriesOut>,
 }
 
+/// The measurement window: throughput, utilisation, pause fractions and latency
+/// percentiles are computed over `[from, to]` (steady state, without start-up transients).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measure {
+    /// Start of the window.
+    pub from: Time,
+    /// End of the window (None: the end of the run).
+    pub to: Option<Time>,
+}
+
 /// The simulation part of a scenario.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SimSpec {
@@ -129,6 +142,8 @@ pub struct SimSpec {
     pub events: Vec<EventSpec>,
     /// Outputs.
     pub outputs: Outputs,
+    /// Measurement window.
+    pub measure: Measure,
 }
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -346,6 +361,9 @@ pub fn resolve_sim(
     sim.events.sort_by_key(|e| e.at);
     if let Some(o) = &raw.outputs {
         sim.outputs = resolve_outputs(&cx, stem, o)?;
+    }
+    if let Some(m) = &raw.measure {
+        sim.measure = resolve_measure(&cx, m, duration)?;
     }
     Ok(sim)
 }
@@ -799,6 +817,43 @@ fn resolve_event(
     Ok((EventSpec { at, target, action }, warning))
 }
 
+fn resolve_measure(cx: &Ctx, m: &Val<raw::MeasureRaw>, duration: Option<Time>) -> Result<Measure> {
+    let from: Time = cx
+        .opt_unit(&m.value.from, "measure.from")?
+        .unwrap_or(Time::ZERO);
+    let to: Option<Time> = cx.opt_unit(&m.value.to, "measure.to")?;
+    let at = |v: &Option<Val<Scalar>>| v.as_ref().and_then(line).or(line(m));
+    if let Some(to) = to {
+        if to <= from {
+            return cx.error(
+                at(&m.value.to),
+                "measure.to",
+                format!("{to} is not after measure.from {from}: the window would be empty"),
+            );
+        }
+    }
+    if let Some(d) = duration {
+        if from >= d {
+            return cx.error(
+                at(&m.value.from),
+                "measure.from",
+                format!("{from} is at or after the end of the run ({d})"),
+            );
+        }
+        if to.is_some_and(|t| t > d) {
+            return cx.error(
+                at(&m.value.to),
+                "measure.to",
+                format!(
+                    "{} is after the end of the run ({d}); leave `to` out to measure to the end",
+                    to.unwrap_or_default()
+                ),
+            );
+        }
+    }
+    Ok(Measure { from, to })
+}
+
 fn resolve_outputs(cx: &Ctx, stem: &str, o: &Val<raw::OutputsRaw>) -> Result<Outputs> {
     let o = &o.value;
     let mut out = Outputs {
@@ -810,7 +865,7 @@ fn resolve_outputs(cx: &Ctx, stem: &str, o: &Val<raw::OutputsRaw>) -> Result<Out
         for (i, v) in p.value.ports.iter().enumerate() {
             ports.push(cx.port_ref(v, &format!("outputs.pcap.ports[{i}]"))?);
         }
-        let snaplen = p.value.snaplen.as_ref().map_or(Ok(128), |s| {
+        let snaplen = p.value.snaplen.as_ref().map_or(Ok(DEFAULT_SNAPLEN), |s| {
             if (14..=65_535).contains(&s.value) {
                 Ok(s.value)
             } else {

@@ -9,7 +9,8 @@
 pub mod tools;
 
 use crate::config::SwitchSpec;
-use crate::report::json::{switch_report, Totals};
+use crate::measure::{Samples, Window};
+use crate::report::json::{measure, switch_report, Totals};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 use lossless_buffer_model::Time;
 use lossless_pipeline::{Packet, Switch};
@@ -408,11 +409,18 @@ impl TapSwitch {
     pub fn report(&self) -> Value {
         let end = self.now();
         let mut t = Totals::default();
-        let sw = switch_report(&self.sw, end, &mut t);
+        let window = Window {
+            from: Time::ZERO,
+            to: end,
+            start: Samples::take([&self.sw], [], Time::ZERO).zeroed(),
+            end: Samples::take([&self.sw], [], end),
+        };
+        let sw = switch_report(&self.sw, 0, end, &window, &mut t);
         json!({
             "name": self.sw.config().name,
             "seed": self.sw.config().seed,
             "sim_time_ps": end.as_ps(),
+            "measure": measure(&window),
             "wall_time_s": self.start.elapsed().as_secs_f64(),
             "events": 0,
             "totals": t.json(),

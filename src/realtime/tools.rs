@@ -116,18 +116,13 @@ pub fn gen(cfg: &GenConfig) -> io::Result<Value> {
     let clock = move || Time(start.elapsed().as_nanos() as u64 * 1000);
     // Receiver: PFC frames reload the pause timers.
     let pause = Arc::new(Mutex::new((
-        PauseTimers::default(),
+        PauseTimers::new(cfg.link_speed, Time::ZERO),
         PfcCounters::default(),
         0u64,
     )));
     let stop = Arc::new(AtomicBool::new(false));
     let rx_thread = {
-        let (sock, pause, stop, speed) = (
-            Arc::clone(&sock),
-            Arc::clone(&pause),
-            Arc::clone(&stop),
-            cfg.link_speed,
-        );
+        let (sock, pause, stop) = (Arc::clone(&sock), Arc::clone(&pause), Arc::clone(&stop));
         std::thread::spawn(move || {
             let mut buf = vec![0u8; 65_536];
             while !stop.load(Ordering::Relaxed) {
@@ -142,7 +137,7 @@ pub fn gen(cfg: &GenConfig) -> io::Result<Value> {
                         let now = clock();
                         let mut g = pause.lock().expect("pause lock");
                         let (timers, counters, frames) = &mut *g;
-                        timers.apply(now, enable, &quanta, speed);
+                        timers.receive(now, enable, &quanta);
                         PfcCounters::count(
                             &mut counters.rx_xoff,
                             &mut counters.rx_xon,
@@ -166,14 +161,14 @@ pub fn gen(cfg: &GenConfig) -> io::Result<Value> {
         if now >= end {
             break;
         }
-        let paused_until = pause
+        let resume = pause
             .lock()
             .expect("pause lock")
             .0
-            .paused_until(cfg.priority as usize, now);
-        if let Some(until) = paused_until {
-            // Wait in short steps: an XON (time 0) may end the pause long before `until`.
-            sleep_until(start, until.min(end).min(now + PAUSE_RECHECK));
+            .resume_at(cfg.priority as usize, now);
+        if resume > now {
+            // Wait in short steps: an XON (time 0) may end the pause long before `resume`.
+            sleep_until(start, resume.min(end).min(now + PAUSE_RECHECK));
             paused_since.get_or_insert(now);
             continue;
         }

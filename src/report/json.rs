@@ -1,6 +1,7 @@
 //! The JSON report of a run. The keys of design §7 are a contract: tests and users read
 //! them. Extra keys may be added; none may be renamed.
 
+use crate::measure::{PortShare, Window};
 use crate::sim::Sim;
 use lossless_buffer_model::{Time, PRIORITIES};
 use lossless_pipeline::counters::PortCounters;
@@ -8,30 +9,35 @@ use lossless_pipeline::Switch;
 use lossless_ports::flow::FlowRx;
 use serde_json::{json, Value};
 
-fn pfc(c: &PortCounters, paused: [u64; PRIORITIES]) -> Value {
+fn pfc(c: &PortCounters, paused: [u64; PRIORITIES], share: &PortShare) -> Value {
     json!({
         "tx_xoff": c.pfc.tx_xoff,
         "tx_xon": c.pfc.tx_xon,
         "rx_xoff": c.pfc.rx_xoff,
         "rx_xon": c.pfc.rx_xon,
         "rx_pause_ps": paused,
+        "rx_pause_fraction": share.paused,
+        "tx_frames": c.tx_pfc_frames,
+        "rx_frames": c.rx_pfc_frames,
     })
 }
 
-/// Latency percentiles of a flow in picoseconds (p50/p99/p999 from the histogram, exact
-/// min and max).
+/// Latency of a flow's frames received in the measurement window, in picoseconds:
+/// p50/p99/p999 from the histogram (3 significant digits) clamped to the exact min and max.
 pub fn latency(rx: &FlowRx) -> Value {
-    if rx.rx_packets == 0 {
-        return json!({"p50": null, "p99": null, "p999": null, "max": null, "min": null});
-    }
-    let h = &rx.latency;
+    let q = |x: f64| rx.latency_at(x).map(Time::as_ps);
     json!({
-        "p50": h.value_at_quantile(0.5),
-        "p99": h.value_at_quantile(0.99),
-        "p999": h.value_at_quantile(0.999),
+        "p50": q(0.5),
+        "p99": q(0.99),
+        "p999": q(0.999),
         "max": rx.latency_max.map(Time::as_ps),
         "min": rx.latency_min.map(Time::as_ps),
     })
+}
+
+/// The `measure` object: the window the report's rates and fractions cover.
+pub fn measure(w: &Window) -> Value {
+    json!({"from_ps": w.from.as_ps(), "to_ps": w.to.as_ps()})
 }
 
 /// Flow completion time: first bit sent to last bit received, for a finite flow whose
@@ -62,6 +68,8 @@ pub struct Totals {
     pub pfc_rx: u64,
     /// Frames marked CE.
     pub ecn: u64,
+    /// PFC frames sent and not yet received when the run ended.
+    pub pfc_in_flight: u64,
 }
 
 impl Totals {
@@ -72,14 +80,16 @@ impl Totals {
             "lossless_drops": self.lossless_drops,
             "pfc_tx_frames": self.pfc_tx,
             "pfc_rx_frames": self.pfc_rx,
+            "pfc_in_flight_frames": self.pfc_in_flight,
             "ecn_marked": self.ecn,
         })
     }
 }
 
 /// One switch's section of the report (ports with PFC, queues and PGs; pools; drops), as of
-/// `end` (for pause durations); adds to `t`.
-pub fn switch_report(sw: &Switch, end: Time, t: &mut Totals) -> Value {
+/// `end` (for pause durations), with utilisation and pause fractions over `window` (in
+/// which the switch has index `si`); adds to `t`.
+pub fn switch_report(sw: &Switch, si: usize, end: Time, window: &Window, t: &mut Totals) -> Value {
     let cell = sw.mmu().cell();
     t.drops += sw.drops().total();
     t.lossless_drops += sw.lossless_drops();
@@ -124,13 +134,15 @@ pub fn switch_report(sw: &Switch, end: Time, t: &mut Totals) -> Value {
                 .filter(|(_, w)| w.storms > 0)
                 .map(|(q, w)| json!({"queue": q, "storms": w.storms, "restorations": w.restorations, "dropped_packets": w.dropped_packets}))
                 .collect();
+            let share = window.switch_port(si, p);
             json!({
                 "port": sw.config().ports[p].name,
                 "speed_bps": sw.config().ports[p].speed.bps(),
                 "link_up": port.link_up,
                 "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
                 "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes,
-                "pfc": pfc(c, paused),
+                "tx_utilization": share.utilization,
+                "pfc": pfc(c, paused, &share),
                 "queues": queues,
                 "pgs": pgs,
                 "pfcwd": wd,
@@ -141,7 +153,15 @@ pub fn switch_report(sw: &Switch, end: Time, t: &mut Totals) -> Value {
         .mmu()
         .pools
         .iter()
-        .map(|p| json!({"name": p.spec.name, "size_bytes": p.spec.size.get(), "watermark_bytes": p.watermark * cell}))
+        .map(|p| {
+            json!({
+                "name": p.spec.name,
+                "size_bytes": p.spec.size.get(),
+                "watermark_bytes": p.watermark * cell,
+                "headroom_size_bytes": p.spec.xoff.get(),
+                "headroom_watermark_bytes": p.headroom_watermark * cell,
+            })
+        })
         .collect();
     let drops: serde_json::Map<String, Value> = sw
         .drops()
@@ -160,14 +180,18 @@ pub fn switch_report(sw: &Switch, end: Time, t: &mut Totals) -> Value {
 /// Build the report of a simulation run.
 pub fn report(sim: &Sim) -> Value {
     let end = sim.end;
+    let window = sim.window();
+    let windowed = sim.scenario.sim.measure != Default::default();
     let mut t = Totals {
         drops: sim.stats.link_down_drops + sim.stats.unconnected_drops + sim.stats.host_drops,
+        pfc_in_flight: sim.stats.pfc_in_flight,
         ..Totals::default()
     };
     let switches: Vec<Value> = sim
         .switches
         .iter()
-        .map(|n| switch_report(&n.sw, end, &mut t))
+        .enumerate()
+        .map(|(si, n)| switch_report(&n.sw, si, end, &window, &mut t))
         .collect();
     let flows: Vec<Value> = sim
         .scenario
@@ -182,6 +206,11 @@ pub fn report(sim: &Sim) -> Value {
                 .flows
                 .iter()
                 .find(|f| f.spec.id == def.spec.id);
+            // With a measurement window, a flow still running when it closes is measured
+            // to its end (the flows through one link then sum to at most its rate).
+            let running = windowed
+                && (rx.last_rx.is_some_and(|l| l > window.to)
+                    || tx.is_some_and(|t| !t.finished(end) || t.tx_packets > rx.rx_packets));
             json!({
                 "name": def.spec.name,
                 "src": sim.scenario.sim.hosts[def.src].name,
@@ -194,7 +223,7 @@ pub fn report(sim: &Sim) -> Value {
                 "reordered": rx.reordered,
                 "ce_marked": rx.ce_marked,
                 "skipped_slots": tx.map_or(0, |t| t.skipped_slots),
-                "throughput_bps": rx.throughput_bps(),
+                "throughput_bps": rx.throughput_bps(running.then_some(window.to)),
                 "fct_ps": fct(sim, i).map(Time::as_ps),
                 "latency_ps": latency(rx),
             })
@@ -203,17 +232,21 @@ pub fn report(sim: &Sim) -> Value {
     let hosts: Vec<Value> = sim
         .hosts
         .iter()
-        .map(|h| {
+        .enumerate()
+        .map(|(hi, h)| {
             let host = &h.host;
             let c = &host.counters;
             t.pfc_tx += c.tx_pfc_frames;
             t.pfc_rx += c.rx_pfc_frames;
             let paused: [u64; PRIORITIES] =
                 core::array::from_fn(|p| host.paused_time(p, end).as_ps());
+            let share = window.host(hi);
             json!({
                 "name": host.name,
-                "pfc": pfc(c, paused),
+                "pfc": pfc(c, paused, &share),
                 "paused_ps": paused,
+                "paused_fraction": share.paused,
+                "tx_utilization": share.utilization,
                 "tx_packets": c.tx_packets, "tx_bytes": c.tx_bytes,
                 "rx_packets": c.rx_packets, "rx_bytes": c.rx_bytes,
                 "rx_drops": host.rx_drops,
@@ -226,6 +259,7 @@ pub fn report(sim: &Sim) -> Value {
         "name": sim.scenario.name,
         "seed": sim.seed,
         "sim_time_ps": end.as_ps(),
+        "measure": measure(&window),
         "wall_time_s": st.wall_time_s,
         "events": st.events,
         "packet_hops": st.packet_hops,
@@ -240,5 +274,9 @@ pub fn report(sim: &Sim) -> Value {
         "switches": switches,
         "flows": flows,
         "hosts": hosts,
+        "outputs": {
+            "pcap": sim.files.pcap,
+            "timeseries": sim.files.timeseries,
+        },
     })
 }

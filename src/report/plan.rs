@@ -2,7 +2,7 @@
 //! points where PFC acts and the minimum headroom the physics asks for.
 
 use crate::config::SwitchSpec;
-use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomBudget};
+use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomNeed};
 use lossless_buffer_model::mmu::{PoolKind, ProfileSpec, Threshold};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::PRIORITIES;
@@ -31,6 +31,13 @@ fn human(b: u64) -> String {
     }
 }
 
+fn mac_text(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 fn threshold_text(t: Threshold) -> String {
     match t {
         Threshold::Static(b) => format!("static {b}"),
@@ -54,9 +61,10 @@ pub fn render(spec: &SwitchSpec) -> String {
     };
     let _ = writeln!(
         o,
-        "switch {}: {} ports, {fwd}, pipeline latency {}, cell {}{}",
+        "switch {}: {} ports (MACs {} + port index), {fwd}, pipeline latency {}, cell {}{}",
         c.name,
         c.ports.len(),
+        mac_text(c.ports[0].mac),
         c.pipeline_latency,
         c.cell,
         if spec.default_buffer {
@@ -133,7 +141,10 @@ pub fn render(spec: &SwitchSpec) -> String {
             "  port {names}: {}, {} one way ({}), MTU {}{}",
             port.speed,
             port.propagation(),
-            port.cable,
+            match port.delay {
+                Some(d) => format!("delay {d}"),
+                None => format!("cable {}", port.cable),
+            },
             port.mtu,
             if taps.is_empty() {
                 String::new()
@@ -141,10 +152,30 @@ pub fn render(spec: &SwitchSpec) -> String {
                 format!(", TAP {}", taps.join(", "))
             }
         );
-        let b = HeadroomBudget::ieee(port.speed, port.propagation(), port.mtu);
+        let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, c.cell);
+        let b = need.budget;
         let quanta = ieee_response_quanta(port.speed);
-        let _ = writeln!(o, "    minimum headroom {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}",
-            human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight);
+        let _ = writeln!(o, "    minimum headroom for {}-byte frames: {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}; {} cells",
+            port.mtu, human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight, need.mtu_cells);
+        let _ = writeln!(
+            o,
+            "    minimum headroom for {}-byte frames (one cell of {} or more each): {} cells = {}",
+            need.frame,
+            c.cell,
+            need.frame_cells,
+            human(need.frame_cells * c.cell.get())
+        );
+        let _ = writeln!(
+            o,
+            "    applies: the larger, {} cells = {} ({})",
+            need.cells(),
+            human(need.bytes().get()),
+            if need.small_frames_apply() {
+                format!("{}-byte frames", need.frame)
+            } else {
+                format!("{}-byte frames", port.mtu)
+            }
+        );
         let _ = writeln!(
             o,
             "    SONiC formula (worst-case cell occupancy): {}",
@@ -177,12 +208,23 @@ pub fn render(spec: &SwitchSpec) -> String {
                 Some(h) => {
                     let xon = h.xon.get().max(xoff_at.saturating_sub(h.xon_offset.get()));
                     let hr = if pool.xoff.get() > 0 {
-                        format!("SHP {}", pool.xoff)
+                        format!("{} +SHP", h.xoff)
                     } else {
                         h.xoff.to_string()
                     };
-                    let status = if pool.xoff.get() == 0 && h.xoff < b.total() {
-                        format!("LOW: below minimum {}", human(b.total().get()))
+                    let status = if h.xoff < b.total() {
+                        format!(
+                            "LOW: below the {}-byte-frame minimum {}",
+                            port.mtu,
+                            human(b.total().get())
+                        )
+                    } else if h.xoff.cells(c.cell) < need.frame_cells {
+                        format!(
+                            "LOW: {} cells, below the {}-byte-frame minimum of {}",
+                            h.xoff.cells(c.cell),
+                            need.frame,
+                            need.frame_cells
+                        )
                     } else {
                         "lossless".into()
                     };

@@ -1,6 +1,8 @@
 //! The text summary of a run, rendered from the JSON report so the two never disagree.
 //! Tables follow SONiC's `pfcstat`, `queuestat` and `watermarkstat`; rows that are all zero
-//! are left out; `lossless_drops` is always printed because it must be 0.
+//! are left out; `lossless_drops` is always printed because it must be 0. PFC is counted
+//! in frames (one frame may carry several priorities); a drop is shown once, where it
+//! happened: at an ingress PG (its limit or headroom) or at an egress queue.
 
 use serde_json::Value;
 use std::fmt::Write;
@@ -13,6 +15,10 @@ fn arr8(v: &Value) -> [u64; 8] {
     core::array::from_fn(|i| u(&v[i]))
 }
 
+fn fracs8(v: &Value) -> [f64; 8] {
+    core::array::from_fn(|i| v[i].as_f64().unwrap_or(0.0))
+}
+
 fn time(ps: u64) -> String {
     lossless_buffer_model::Time(ps).to_string()
 }
@@ -21,16 +27,36 @@ fn gbps(bps: f64) -> String {
     format!("{:.3} Gb/s", bps / 1e9)
 }
 
+fn pct(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
 /// Render the report.
 pub fn render(r: &Value) -> String {
     let mut o = String::new();
+    header(&mut o, r);
+    for sw in r["switches"].as_array().into_iter().flatten() {
+        switch(&mut o, sw);
+    }
+    flows(&mut o, r);
+    hosts(&mut o, r);
+    engine(&mut o, r);
+    outputs(&mut o, r);
+    o
+}
+
+fn header(o: &mut String, r: &Value) {
     let sim_ps = u(&r["sim_time_ps"]);
     let wall = r["wall_time_s"].as_f64().unwrap_or(0.0);
     let hops = u(&r["packet_hops"]);
     let _ = writeln!(
         o,
         "{}: {} simulated in {:.2} s wall, {} events, {} packet-hops ({:.2} M packet-hops/s), seed {}",
-        r["name"].as_str().unwrap_or(""),
+        s(&r["name"]),
         time(sim_ps),
         wall,
         u(&r["events"]),
@@ -38,227 +64,291 @@ pub fn render(r: &Value) -> String {
         if wall > 0.0 { hops as f64 / wall / 1e6 } else { 0.0 },
         u(&r["seed"])
     );
-    let t = &r["totals"];
+    let (from, to) = (u(&r["measure"]["from_ps"]), u(&r["measure"]["to_ps"]));
+    let whole = from == 0 && to == sim_ps;
     let _ = writeln!(
         o,
-        "totals: lossless_drops {}, drops {}, PFC frames tx {} rx {}, ECN marked {}\n",
-        u(&t["lossless_drops"]),
-        u(&t["drops"]),
+        "measured over {}–{}{}: throughput, utilisation, pause fractions, latency",
+        time(from),
+        time(to),
+        if whole { " (the whole run)" } else { "" }
+    );
+    let t = &r["totals"];
+    let (tx, rx, fly) = (
         u(&t["pfc_tx_frames"]),
         u(&t["pfc_rx_frames"]),
+        u(&t["pfc_in_flight_frames"]),
+    );
+    let mut pfc = format!("PFC frames tx {tx} rx {rx}");
+    if fly > 0 {
+        let _ = write!(pfc, ", {fly} in flight at the end");
+    }
+    let lost = tx.saturating_sub(rx + fly);
+    if lost > 0 {
+        let _ = write!(pfc, ", {lost} not acted on (see drops)");
+    }
+    let _ = writeln!(
+        o,
+        "totals: lossless_drops {}, drops {}, {pfc}, ECN marked {}\n",
+        u(&t["lossless_drops"]),
+        u(&t["drops"]),
         u(&t["ecn_marked"])
     );
-    for sw in r["switches"].as_array().into_iter().flatten() {
-        let name = sw["name"].as_str().unwrap_or("");
+}
+
+fn switch(o: &mut String, sw: &Value) {
+    let _ = writeln!(
+        o,
+        "switch {}: lossless_drops {}",
+        s(&sw["name"]),
+        u(&sw["lossless_drops"])
+    );
+    let ports = sw["ports"].as_array().cloned().unwrap_or_default();
+    pfcstat(o, &ports);
+    utilisation(o, &ports);
+    queues(o, &ports);
+    pgs(o, &ports);
+    let pools: Vec<String> = sw["pools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let mut t = format!(
+                "{} {} of {}",
+                s(&p["name"]),
+                u(&p["watermark_bytes"]),
+                u(&p["size_bytes"])
+            );
+            if u(&p["headroom_size_bytes"]) > 0 {
+                let _ = write!(
+                    t,
+                    " (headroom pool {} of {})",
+                    u(&p["headroom_watermark_bytes"]),
+                    u(&p["headroom_size_bytes"])
+                );
+            }
+            t
+        })
+        .collect();
+    let _ = writeln!(o, "  Pool watermarks (bytes): {}", pools.join(", "));
+    if let Some(d) = sw["drops_by_reason"].as_object() {
+        if !d.is_empty() {
+            let items: Vec<String> = d.iter().map(|(k, v)| format!("{k} {}", u(v))).collect();
+            let _ = writeln!(o, "  Drops by reason: {}", items.join(", "));
+        }
+    }
+    let _ = writeln!(o);
+}
+
+/// pfcstat: frames, then xoff/xon per priority; then paused time per priority.
+fn pfcstat(o: &mut String, ports: &[Value]) {
+    for (dir, frames, keys) in [
+        ("Rx", "rx_frames", ["rx_xoff", "rx_xon"]),
+        ("Tx", "tx_frames", ["tx_xoff", "tx_xon"]),
+    ] {
+        let rows: Vec<_> = ports
+            .iter()
+            .filter(|p| u(&p["pfc"][frames]) > 0)
+            .map(|p| {
+                let a = arr8(&p["pfc"][keys[0]]);
+                let b = arr8(&p["pfc"][keys[1]]);
+                (s(&p["port"]).to_string(), u(&p["pfc"][frames]), a, b)
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "  PFC {dir}: frames, then xoff/xon per priority");
         let _ = writeln!(
             o,
-            "switch {name}: lossless_drops {}",
-            u(&sw["lossless_drops"])
+            "    {:<12} {:>9} {}",
+            "Port",
+            "Frames",
+            (0..8)
+                .map(|i| format!("{:>13}", format!("PFC{i}")))
+                .collect::<String>()
         );
-        let ports = sw["ports"].as_array().cloned().unwrap_or_default();
-        // pfcstat
-        for (dir, keys) in [("Rx", ["rx_xoff", "rx_xon"]), ("Tx", ["tx_xoff", "tx_xon"])] {
-            let rows: Vec<_> = ports
-                .iter()
-                .filter_map(|p| {
-                    let a = arr8(&p["pfc"][keys[0]]);
-                    let b = arr8(&p["pfc"][keys[1]]);
-                    (a.iter().chain(&b).any(|x| *x > 0))
-                        .then(|| (p["port"].as_str().unwrap_or("").to_string(), a, b))
-                })
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let _ = writeln!(o, "  PFC {dir} (xoff/xon per priority)");
+        for (port, n, a, b) in rows {
             let _ = writeln!(
                 o,
-                "    {:<12} {}",
-                "Port",
+                "    {:<12} {:>9} {}",
+                port,
+                n,
                 (0..8)
-                    .map(|i| format!("{:>13}", format!("PFC{i}")))
+                    .map(|i| format!("{:>13}", format!("{}/{}", a[i], b[i])))
                     .collect::<String>()
             );
-            for (port, a, b) in rows {
-                let _ = writeln!(
-                    o,
-                    "    {:<12} {}",
-                    port,
-                    (0..8)
-                        .map(|i| format!("{:>13}", format!("{}/{}", a[i], b[i])))
-                        .collect::<String>()
-                );
-            }
         }
-        let paused: Vec<_> = ports
-            .iter()
-            .filter_map(|p| {
-                let a = arr8(&p["pfc"]["rx_pause_ps"]);
-                a.iter()
-                    .any(|x| *x > 0)
-                    .then(|| (p["port"].as_str().unwrap_or("").to_string(), a))
-            })
-            .collect();
-        if !paused.is_empty() {
-            let _ = writeln!(o, "  Paused time (received PFC)");
-            for (port, a) in paused {
-                let cells: Vec<String> = (0..8)
-                    .filter(|i| a[*i] > 0)
-                    .map(|i| format!("prio {i}: {}", time(a[i])))
-                    .collect();
-                let _ = writeln!(o, "    {:<12} {}", port, cells.join(", "));
-            }
-        }
-        // queuestat
-        let _ = writeln!(o, "  Queues (non-idle)");
+    }
+    let paused: Vec<_> = ports
+        .iter()
+        .filter_map(|p| {
+            let a = arr8(&p["pfc"]["rx_pause_ps"]);
+            let f = fracs8(&p["pfc"]["rx_pause_fraction"]);
+            a.iter()
+                .any(|x| *x > 0)
+                .then(|| (s(&p["port"]).to_string(), a, f))
+        })
+        .collect();
+    if !paused.is_empty() {
         let _ = writeln!(
             o,
-            "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
-            "Port",
-            "TxQ",
-            "Tx/pkts",
-            "Tx/bytes",
-            "Drop/pkts",
-            "Drop/bytes",
-            "ECN/pkts",
-            "Watermark"
+            "  Paused by received PFC: time in the run (fraction of the window)"
         );
-        for p in &ports {
-            for q in p["queues"].as_array().into_iter().flatten() {
-                if u(&q["tx_packets"]) + u(&q["drop_packets"]) + u(&q["watermark_bytes"]) == 0 {
-                    continue;
-                }
-                let _ = writeln!(
-                    o,
-                    "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
-                    p["port"].as_str().unwrap_or(""),
-                    format!("UC{}", u(&q["queue"])),
-                    u(&q["tx_packets"]),
-                    u(&q["tx_bytes"]),
-                    u(&q["drop_packets"]),
-                    u(&q["drop_bytes"]),
-                    u(&q["ecn_marked"]),
-                    u(&q["watermark_bytes"])
-                );
-            }
+        for (port, a, f) in paused {
+            let cells: Vec<String> = (0..8)
+                .filter(|i| a[*i] > 0)
+                .map(|i| format!("prio {i}: {} ({})", time(a[i]), pct(f[i])))
+                .collect();
+            let _ = writeln!(o, "    {:<12} {}", port, cells.join(", "));
         }
-        // watermarkstat (PGs)
-        let mut pg_rows = Vec::new();
-        for p in &ports {
-            for g in p["pgs"].as_array().into_iter().flatten() {
-                if u(&g["shared_watermark_bytes"])
-                    + u(&g["headroom_watermark_bytes"])
-                    + u(&g["drop_packets"])
-                    > 0
-                {
-                    pg_rows.push(format!(
-                        "    {:<12} {:>4} {:>16} {:>18} {:>10}",
-                        p["port"].as_str().unwrap_or(""),
-                        format!("PG{}", u(&g["pg"])),
-                        u(&g["shared_watermark_bytes"]),
-                        u(&g["headroom_watermark_bytes"]),
-                        u(&g["drop_packets"])
-                    ));
-                }
+    }
+}
+
+fn utilisation(o: &mut String, ports: &[Value]) {
+    let busy: Vec<String> = ports
+        .iter()
+        .filter_map(|p| {
+            let x = p["tx_utilization"].as_f64().unwrap_or(0.0);
+            (x > 0.0).then(|| format!("{} {}", s(&p["port"]), pct(x)))
+        })
+        .collect();
+    if !busy.is_empty() {
+        let _ = writeln!(o, "  Tx utilisation (window): {}", busy.join(", "));
+    }
+}
+
+/// queuestat: egress queues, with the drops that happened there.
+fn queues(o: &mut String, ports: &[Value]) {
+    let _ = writeln!(o, "  Egress queues (non-idle; drops at the queue)");
+    let _ = writeln!(
+        o,
+        "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
+        "Port", "TxQ", "Tx/pkts", "Tx/bytes", "Drop/pkts", "Drop/bytes", "ECN/pkts", "Watermark"
+    );
+    for p in ports {
+        for q in p["queues"].as_array().into_iter().flatten() {
+            if u(&q["tx_packets"]) + u(&q["drop_packets"]) + u(&q["watermark_bytes"]) == 0 {
+                continue;
             }
-        }
-        if !pg_rows.is_empty() {
-            let _ = writeln!(o, "  Ingress PG watermarks");
             let _ = writeln!(
                 o,
-                "    {:<12} {:>4} {:>16} {:>18} {:>10}",
-                "Port", "PG", "Shared/bytes", "Headroom/bytes", "Drop/pkts"
+                "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
+                s(&p["port"]),
+                format!("UC{}", u(&q["queue"])),
+                u(&q["tx_packets"]),
+                u(&q["tx_bytes"]),
+                u(&q["drop_packets"]),
+                u(&q["drop_bytes"]),
+                u(&q["ecn_marked"]),
+                u(&q["watermark_bytes"])
             );
-            for row in pg_rows {
-                let _ = writeln!(o, "{row}");
-            }
         }
-        let pools: Vec<String> = sw["pools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                format!(
-                    "{} {} of {}",
-                    p["name"].as_str().unwrap_or(""),
-                    u(&p["watermark_bytes"]),
-                    u(&p["size_bytes"])
-                )
-            })
-            .collect();
-        let _ = writeln!(o, "  Pool watermarks (bytes): {}", pools.join(", "));
-        if let Some(d) = sw["drops_by_reason"].as_object() {
-            if !d.is_empty() {
-                let items: Vec<String> = d.iter().map(|(k, v)| format!("{k} {}", u(v))).collect();
-                let _ = writeln!(o, "  Drops by reason: {}", items.join(", "));
-            }
-        }
-        let _ = writeln!(o);
     }
+}
+
+/// watermarkstat for PGs, with the drops that happened at ingress.
+fn pgs(o: &mut String, ports: &[Value]) {
+    let mut rows = Vec::new();
+    for p in ports {
+        for g in p["pgs"].as_array().into_iter().flatten() {
+            if u(&g["shared_watermark_bytes"])
+                + u(&g["headroom_watermark_bytes"])
+                + u(&g["drop_packets"])
+                > 0
+            {
+                rows.push(format!(
+                    "    {:<12} {:>4} {:>16} {:>18} {:>10}",
+                    s(&p["port"]),
+                    format!("PG{}", u(&g["pg"])),
+                    u(&g["shared_watermark_bytes"]),
+                    u(&g["headroom_watermark_bytes"]),
+                    u(&g["drop_packets"])
+                ));
+            }
+        }
+    }
+    if !rows.is_empty() {
+        let _ = writeln!(o, "  Ingress PGs (watermarks; drops at ingress)");
+        let _ = writeln!(
+            o,
+            "    {:<12} {:>4} {:>16} {:>18} {:>10}",
+            "Port", "PG", "Shared/bytes", "Headroom/bytes", "Drop/pkts"
+        );
+        for row in rows {
+            let _ = writeln!(o, "{row}");
+        }
+    }
+}
+
+fn flows(o: &mut String, r: &Value) {
     let flows = r["flows"].as_array().cloned().unwrap_or_default();
-    if !flows.is_empty() {
-        let _ = writeln!(o, "Flows");
+    if flows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "Flows (throughput and latency in the window; percentiles to 3 significant digits)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6}",
+        "flow",
+        "src→dst",
+        "tx/pkts",
+        "rx/pkts",
+        "throughput",
+        "FCT",
+        "lat p50",
+        "p99",
+        "p99.9",
+        "max",
+        "CE"
+    );
+    for f in &flows {
+        let l = &f["latency_ps"];
+        let lat = |k: &str| l[k].as_u64().map_or("-".to_string(), time);
         let _ = writeln!(
             o,
             "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6}",
-            "flow",
-            "src→dst",
-            "tx/pkts",
-            "rx/pkts",
-            "throughput",
-            "FCT",
-            "lat p50",
-            "p99",
-            "p99.9",
-            "max",
-            "CE"
+            s(&f["name"]),
+            format!("{}→{}", s(&f["src"]), s(&f["dst"])),
+            u(&f["tx_packets"]),
+            u(&f["rx_packets"]),
+            gbps(f["throughput_bps"].as_f64().unwrap_or(0.0)),
+            f["fct_ps"].as_u64().map_or("-".to_string(), time),
+            lat("p50"),
+            lat("p99"),
+            lat("p999"),
+            lat("max"),
+            u(&f["ce_marked"])
         );
-        for f in &flows {
-            let l = &f["latency_ps"];
-            let lat = |k: &str| l[k].as_u64().map_or("-".to_string(), time);
-            let _ = writeln!(
-                o,
-                "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6}",
-                f["name"].as_str().unwrap_or(""),
-                format!(
-                    "{}→{}",
-                    f["src"].as_str().unwrap_or(""),
-                    f["dst"].as_str().unwrap_or("")
-                ),
-                u(&f["tx_packets"]),
-                u(&f["rx_packets"]),
-                gbps(f["throughput_bps"].as_f64().unwrap_or(0.0)),
-                f["fct_ps"].as_u64().map_or("-".to_string(), time),
-                lat("p50"),
-                lat("p99"),
-                lat("p999"),
-                lat("max"),
-                u(&f["ce_marked"])
-            );
-        }
     }
+}
+
+fn hosts(o: &mut String, r: &Value) {
     let hosts: Vec<String> = r["hosts"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|h| {
             let p = arr8(&h["paused_ps"]);
-            let tx = arr8(&h["pfc"]["tx_xoff"]);
+            let f = fracs8(&h["paused_fraction"]);
+            let sent = u(&h["pfc"]["tx_frames"]);
             let drops = u(&h["rx_drops"]);
-            (p.iter().chain(&tx).any(|x| *x > 0) || drops > 0).then(|| {
+            (p.iter().any(|x| *x > 0) || sent > 0 || drops > 0).then(|| {
                 let paused: Vec<String> = (0..8)
                     .filter(|i| p[*i] > 0)
-                    .map(|i| format!("prio {i} {}", time(p[i])))
+                    .map(|i| format!("prio {i} {} ({})", time(p[i]), pct(f[i])))
                     .collect();
                 format!(
-                    "  {:<12} paused: {}; XOFF sent: {}; rx drops: {drops}",
-                    h["name"].as_str().unwrap_or(""),
+                    "  {:<12} paused: {}; PFC frames sent: {sent}; rx drops: {drops}",
+                    s(&h["name"]),
                     if paused.is_empty() {
                         "-".into()
                     } else {
                         paused.join(", ")
                     },
-                    tx.iter().sum::<u64>()
                 )
             })
         })
@@ -269,6 +359,9 @@ pub fn render(r: &Value) -> String {
             let _ = writeln!(o, "{h}");
         }
     }
+}
+
+fn engine(o: &mut String, r: &Value) {
     let e = &r["engine"];
     let extra: Vec<String> = [
         "unconnected_drops",
@@ -284,5 +377,26 @@ pub fn render(r: &Value) -> String {
     if !extra.is_empty() {
         let _ = writeln!(o, "\nEngine: {}", extra.join(", "));
     }
-    o
+}
+
+/// Where each output file went.
+fn outputs(o: &mut String, r: &Value) {
+    let Some(out) = r["outputs"].as_object() else {
+        return;
+    };
+    let mut lines = Vec::new();
+    if let Some(p) = out.get("pcap").and_then(Value::as_array) {
+        for f in p {
+            lines.push(format!("  pcap: {}", s(f)));
+        }
+    }
+    if let Some(c) = out.get("timeseries").and_then(Value::as_str) {
+        lines.push(format!("  time series: {c}"));
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(o, "\nOutputs");
+        for l in lines {
+            let _ = writeln!(o, "{l}");
+        }
+    }
 }

@@ -10,9 +10,11 @@ pub mod queue;
 pub mod timeseries;
 pub mod topology;
 
-use crate::config::sim::{Action, EventSpec, Target};
+use crate::config::sim::{Action, EventSpec, Measure, Target, DEFAULT_SNAPLEN};
 use crate::config::Scenario;
+use crate::measure::{Samples, Window};
 use lossless_buffer_model::{Rate, Time};
+use lossless_pipeline::wire::pfc::is_pfc;
 use lossless_pipeline::{Packet, Switch};
 use lossless_ports::capture::Capture;
 use lossless_ports::flow::{FlowRx, FlowTx, Limit};
@@ -38,6 +40,8 @@ enum Ev {
     User(u32),
     /// Take a time-series sample.
     Sample,
+    /// The measurement window opens (true) or closes (false): sample every port.
+    Measure(bool),
 }
 
 /// Options from the command line.
@@ -89,6 +93,8 @@ pub struct EngineStats {
     pub host_drops: u64,
     /// Deadlines that did not advance (a model bug if ever nonzero).
     pub stalls: u64,
+    /// PFC frames on a link at the end of the run (sent, not yet received).
+    pub pfc_in_flight: u64,
     /// Wall-clock seconds the run took.
     pub wall_time_s: f64,
 }
@@ -117,8 +123,24 @@ pub struct Sim {
     in_flight: u64,
     events: Vec<EventSpec>,
     sampler: Option<timeseries::Sampler>,
+    measure: Measure,
+    /// Port samples where the measurement window opened.
+    window_open: Option<(Time, Samples)>,
+    /// Port samples where the measurement window closed.
+    window_close: Option<(Time, Samples)>,
+    /// Files the run writes (besides the JSON report).
+    pub files: OutputFiles,
     /// Engine counters.
     pub stats: EngineStats,
+}
+
+/// The output files of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutputFiles {
+    /// One pcap file per captured port.
+    pub pcap: Vec<PathBuf>,
+    /// The CSV time series.
+    pub timeseries: Option<PathBuf>,
 }
 
 /// Why a run could not start.
@@ -175,23 +197,40 @@ impl Sim {
         };
         topology::install_host_routes(&mut scenario);
         let wiring = topology::wire(&scenario);
-        let pcap_dir = opts
-            .pcap_dir
-            .clone()
-            .or_else(|| scenario.sim.outputs.pcap.as_ref().map(|p| p.dir.clone()));
+        // `--pcap-dir` without `outputs.pcap` in the file captures every switch port.
+        let pcap = match (&scenario.sim.outputs.pcap, &opts.pcap_dir) {
+            (Some(p), dir) => Some((
+                p.ports.clone(),
+                p.snaplen,
+                dir.clone().unwrap_or(p.dir.clone()),
+            )),
+            (None, Some(dir)) => {
+                let all = (0..scenario.switches.len())
+                    .flat_map(|s| (0..scenario.switches[s].config.ports.len()).map(move |p| (s, p)))
+                    .collect();
+                Some((all, DEFAULT_SNAPLEN, dir.clone()))
+            }
+            (None, None) => None,
+        };
+        let mut files = OutputFiles::default();
         let mut switches = Vec::new();
         for (si, spec) in scenario.switches.iter().enumerate() {
             let mut cfg = spec.config.clone();
             cfg.seed = seed.wrapping_add(si as u64);
             let n = cfg.ports.len();
             let mut captures: Vec<Option<Capture>> = (0..n).map(|_| None).collect();
-            if let (Some(p), Some(dir)) = (&scenario.sim.outputs.pcap, &pcap_dir) {
-                for &(s, port) in &p.ports {
+            if let Some((ports, snaplen, dir)) = &pcap {
+                for &(s, port) in ports {
                     if s == si {
                         let path = dir.join(format!("{}-{}.pcap", cfg.name, cfg.ports[port].name));
-                        let cap = Capture::create(&path, p.snaplen)
-                            .map_err(|source| SimError::Output { path, source })?;
+                        let cap = Capture::create(&path, *snaplen).map_err(|source| {
+                            SimError::Output {
+                                path: path.clone(),
+                                source,
+                            }
+                        })?;
                         captures[port] = Some(cap);
+                        files.pcap.push(path);
                     }
                 }
             }
@@ -219,6 +258,12 @@ impl Sim {
                 same_time_wakes: 0,
             });
         }
+        files.timeseries = scenario
+            .sim
+            .outputs
+            .timeseries
+            .as_ref()
+            .map(|t| t.csv.clone());
         let sampler = match &scenario.sim.outputs.timeseries {
             Some(ts) => Some(timeseries::Sampler::create(&ts.csv, ts.interval).map_err(
                 |source| SimError::Output {
@@ -228,11 +273,12 @@ impl Sim {
             )?),
             None => None,
         };
+        let measure = scenario.sim.measure;
         let flows_rx = scenario
             .sim
             .flows
             .iter()
-            .map(|_| FlowRx::default())
+            .map(|_| FlowRx::new(measure.from, measure.to.unwrap_or(Time::MAX)))
             .collect();
         let flow_dst = scenario.sim.flows.iter().map(|f| f.dst).collect();
         let flow_src = scenario.sim.flows.iter().map(|f| f.src).collect();
@@ -252,6 +298,10 @@ impl Sim {
             in_flight: 0,
             events,
             sampler,
+            measure,
+            window_open: None,
+            window_close: None,
+            files,
             stats: EngineStats::default(),
             scenario,
         })
@@ -289,6 +339,14 @@ impl Sim {
         if self.sampler.is_some() {
             self.queue.push(Time::ZERO, Ev::Sample);
         }
+        if self.measure.from == Time::ZERO {
+            self.sample_window(true);
+        } else if self.measure.from <= self.end {
+            self.queue.push(self.measure.from, Ev::Measure(true));
+        }
+        if let Some(to) = self.measure.to.filter(|t| *t < self.end) {
+            self.queue.push(to, Ev::Measure(false));
+        }
         for h in 0..self.hosts.len() {
             self.schedule(Node::Host(h as u32));
         }
@@ -309,11 +367,15 @@ impl Sim {
                     pkt,
                 }) => {
                     self.in_flight -= 1;
+                    if is_pfc(&pkt.data) {
+                        self.stats.pfc_in_flight -= 1;
+                    }
                     self.arrive(node, port as usize, link, pkt);
                 }
                 Next::Wake(i) => self.wake(self.node_of(i)),
                 Next::Event(Ev::User(i)) => self.user_event(i as usize),
                 Next::Event(Ev::Sample) => self.sample()?,
+                Next::Event(Ev::Measure(open)) => self.sample_window(open),
             }
             if self.stats.events & 0xFFFF == 0 {
                 progress(if self.until_idle {
@@ -332,6 +394,9 @@ impl Sim {
             self.now = self.end;
         }
         progress(1.0);
+        if self.window_close.is_none() {
+            self.sample_window(false);
+        }
         if let Some(s) = self.sampler.take() {
             s.finish().map_err(|source| SimError::Output {
                 path: PathBuf::from("time series"),
@@ -348,6 +413,41 @@ impl Sim {
         }
         self.stats.wall_time_s = wall.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// Sample every port where the measurement window opens or closes.
+    fn sample_window(&mut self, open: bool) {
+        let samples = Samples::take(
+            self.switches.iter().map(|n| &n.sw),
+            self.hosts.iter().map(|n| &n.host),
+            self.now,
+        );
+        if open {
+            self.window_open = Some((self.now, samples));
+        } else {
+            self.window_close = Some((self.now, samples));
+        }
+    }
+
+    /// The measurement window as run (after `run`): from `measure.from` (or 0) to
+    /// `measure.to` or the end of the run, whichever came first.
+    pub fn window(&self) -> Window {
+        let end = self.window_close.clone().unwrap_or_else(|| {
+            let s = Samples::take(
+                self.switches.iter().map(|n| &n.sw),
+                self.hosts.iter().map(|n| &n.host),
+                self.end,
+            );
+            (self.end, s)
+        });
+        // A run that ended before the window opened has an empty window at its end.
+        let start = self.window_open.clone().unwrap_or_else(|| end.clone());
+        Window {
+            from: start.0,
+            to: end.0,
+            start: start.1,
+            end: end.1,
+        }
     }
 
     /// All flows done, every switch queue empty, nothing pending on any NIC.
@@ -423,6 +523,9 @@ impl Sim {
         }
         let at = self.now + speed.wire_time(pkt.len as u64) + peer.propagation;
         self.stats.packet_hops += 1;
+        if is_pfc(&pkt.data) {
+            self.stats.pfc_in_flight += 1;
+        }
         self.in_flight += 1;
         self.queue.push(
             at,

@@ -56,6 +56,14 @@ impl<'a> MacControlFrame<'a> {
     }
 }
 
+/// Is `frame` (from the destination MAC on) an untagged MAC Control frame with the PFC
+/// opcode? A quick look for counting, not a validation.
+pub fn is_pfc(frame: &[u8]) -> bool {
+    frame.len() >= 16
+        && u16::from_be_bytes([frame[12], frame[13]]) == ETHERTYPE_MAC_CONTROL
+        && u16::from_be_bytes([frame[14], frame[15]]) == OPCODE_PFC
+}
+
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
 pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
     out.clear();
