@@ -47,6 +47,7 @@ fn bench_switch(c: &mut Criterion) {
     cfg.forwarding = Forwarding::L2 {
         static_fdb: vec![(10, [2, 0, 0, 0, 0, 1], 0), (10, [2, 0, 0, 0, 0, 2], 1)],
         fdb_size: 1024,
+        fdb_aging: Time::ZERO,
     };
     let mut sw = Switch::new(cfg);
     let mut frame = Vec::new();

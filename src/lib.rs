@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod measure;
-pub mod realtime;
 pub mod report;
 pub mod sim;
+pub mod tap;
+pub mod tools;

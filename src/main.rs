@@ -54,7 +54,11 @@ enum Command {
     /// Reads the file's (single) switch; `ports: {count: 2, speed: 1G, tap_prefix: ll}` opens
     /// ll0 and ll1. Move the TAPs into network namespaces and bring them up (README, "TAP
     /// switch"). Each port is shaped to its speed, so queues, PFC and ECN happen with real
-    /// traffic. SIGINT/SIGTERM stop it cleanly, print the report and write --json.
+    /// traffic. Each TAP's kernel ring is bounded (256 frames) and so is each port's read
+    /// queue: `lossless check` prints the headroom that covers them. SIGINT, SIGTERM or
+    /// SIGHUP stop it cleanly: the read queues are drained, the writers finish, the report
+    /// is printed and --json written; the report accounts for every frame read, written,
+    /// dropped by reason or lost in a TAP's kernel ring.
     Tap(TapArgs),
     /// Send 802.1Qbb PFC frames out of an interface (AF_PACKET; Linux itself cannot).
     SendPfc(SendPfcArgs),
@@ -68,8 +72,9 @@ enum Command {
 struct TapArgs {
     /// Switch YAML file (its one switch is served).
     file: PathBuf,
-    /// Print a counters line this often (e.g. 1s).
-    #[arg(long, value_parser = parse_duration)]
+    /// Print a counters line this often (e.g. 1s; above 0). A closed stdout (`| head`) only
+    /// ends the lines.
+    #[arg(long, value_parser = parse_period)]
     stats: Option<std::time::Duration>,
     /// Write the JSON report here when stopping.
     #[arg(long)]
@@ -80,6 +85,11 @@ struct TapArgs {
     /// No report on stdout when stopping.
     #[arg(long, short)]
     quiet: bool,
+    /// Real-time priority (SCHED_FIFO) for the engine's threads: auto (when allowed), on
+    /// (required) or off. Without it a busy machine delays the threads, and frames wait
+    /// longer between the TAPs and the switch.
+    #[arg(long, default_value = "auto")]
+    realtime: lossless_sys::sched::Realtime,
 }
 
 #[derive(Args)]
@@ -124,7 +134,7 @@ struct GenArgs {
     /// Offered rate in line-rate bits (frame + 20 bytes of preamble and gap), e.g. 1G.
     #[arg(long, value_parser = parse_rate, default_value = "1G")]
     rate: lossless_buffer_model::Rate,
-    /// Frame length in bytes, FCS included.
+    /// Frame length in bytes, FCS included (64 up to the interface's MTU + 18).
     #[arg(long, default_value_t = 1518)]
     frame: u32,
     /// How long to send (e.g. 5s).
@@ -139,11 +149,41 @@ struct GenArgs {
     /// UDP destination port of plain UDP frames.
     #[arg(long, default_value_t = 5001)]
     dst_port: u16,
+    /// Real-time priority (SCHED_FIFO) for the sender: auto (when allowed), on or off.
+    #[arg(long, default_value = "auto")]
+    realtime: lossless_sys::sched::Realtime,
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let t = s.parse::<Time>().map_err(|e| e.to_string())?;
     Ok(std::time::Duration::from_nanos(t.as_ps() / 1000))
+}
+
+fn parse_period(s: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("a period needs to be above 0, such as 1s".into()),
+        d => Ok(d),
+    }
+}
+
+/// A flag set by SIGINT, SIGTERM or SIGHUP.
+fn stop_on_signals() -> std::io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, std::sync::Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}
+
+/// Print `text` on stdout; a closed stdout (`| head`) is not an error worth a panic.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
 fn parse_rate(s: &str) -> Result<lossless_buffer_model::Rate, String> {
@@ -211,7 +251,7 @@ fn main() -> ExitCode {
                 eprintln!("error: --prio takes priorities 0–7");
                 return ExitCode::FAILURE;
             }
-            match lossless::realtime::tools::send_pfc(
+            match lossless::tools::send_pfc::send_pfc(
                 &a.iface, prios, a.quanta, a.count, a.interval,
             ) {
                 Ok(n) => {
@@ -267,7 +307,7 @@ fn gen(a: GenArgs) -> ExitCode {
     let priority = a
         .priority
         .unwrap_or(lossless_pipeline::presets::sonic_dscp_to_tc()[a.dscp as usize]);
-    let cfg = lossless::realtime::tools::GenConfig {
+    let cfg = lossless::tools::gen::GenConfig {
         iface: a.iface.clone(),
         dst_mac,
         dst_ip: dst_ip.octets(),
@@ -281,10 +321,18 @@ fn gen(a: GenArgs) -> ExitCode {
         rocev2: a.rocev2,
         link_speed: a.link_speed,
         dst_port: a.dst_port,
+        realtime: a.realtime,
     };
-    match lossless::realtime::tools::gen(&cfg) {
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot handle signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match lossless::tools::gen::gen(&cfg, &stop) {
         Ok(v) => {
-            println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+            print_out(&(serde_json::to_string_pretty(&v).expect("JSON") + "\n"));
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -307,14 +355,14 @@ fn tap(a: TapArgs) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(e) = signal_hook::flag::register(sig, std::sync::Arc::clone(&stop)) {
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
             eprintln!("error: cannot handle signals: {e}");
             return ExitCode::FAILURE;
         }
-    }
-    let mut sw = match lossless::realtime::TapSwitch::open(&sc.switches[0]) {
+    };
+    let mut sw = match lossless::tap::TapSwitch::open(&sc.switches[0], a.realtime) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {}: {e}", a.file.display());
@@ -322,16 +370,21 @@ fn tap(a: TapArgs) -> ExitCode {
         }
     };
     let taps: Vec<_> = sc.switches[0].taps.iter().flatten().cloned().collect();
-    println!(
-        "lossless tap: switch `{}` serving {} (stop with Ctrl-C)",
+    print_out(&format!(
+        "lossless tap: switch `{}` serving {} (stop with Ctrl-C)\n",
         sc.switches[0].config.name,
         taps.join(", ")
-    );
-    let opts = lossless::realtime::TapOptions {
+    ));
+    let opts = lossless::tap::TapOptions {
         stats: a.stats,
         duration: a.duration,
+        realtime: a.realtime,
     };
-    sw.serve(&stop, &opts);
+    if let Err(e) = sw.serve(&stop, &opts) {
+        sw.shutdown();
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let report = sw.report();
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&report).expect("JSON") + "\n";
@@ -341,7 +394,7 @@ fn tap(a: TapArgs) -> ExitCode {
         }
     }
     if !a.quiet {
-        print!("{}", lossless::report::text::render(&report));
+        print_out(&lossless::report::text::render(&report));
     }
     ExitCode::SUCCESS
 }
@@ -391,10 +444,11 @@ fn run(a: RunArgs) -> ExitCode {
         }
     }
     if !a.quiet {
-        print!("{}", lossless::report::text::render(&report));
+        let mut text = lossless::report::text::render(&report);
         if let Some(p) = &json_path {
-            println!("JSON report: {}", p.display());
+            text += &format!("JSON report: {}\n", p.display());
         }
+        print_out(&text);
     }
     ExitCode::SUCCESS
 }

@@ -27,6 +27,32 @@ struct Effect {
 /// Pending effects after a given time, in order.
 type Later<'a> = std::iter::Peekable<std::collections::vec_deque::Iter<'a, Effect>>;
 
+/// Walking the timeline: where the last pause ended (`since`) and whether the priority was
+/// paused just before the current instant (`paused`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Edge {
+    since: Time,
+    paused: bool,
+}
+
+impl Edge {
+    /// After effect `g` has been in force from `g.at` until `end` (≥ `g.at`).
+    fn after(self, g: Effect, end: Time) -> Edge {
+        let mut e = self;
+        let paused_at_start = g.until > g.at;
+        if e.paused && !paused_at_start {
+            e.since = g.at;
+        }
+        if paused_at_start && g.until < end {
+            e.since = g.until;
+            e.paused = false;
+        } else {
+            e.paused = paused_at_start && end > g.at;
+        }
+        e
+    }
+}
+
 /// Pause state of one priority on the receiving side: the timeline of effects.
 #[derive(Clone, Debug, Default)]
 struct PrioPause {
@@ -34,6 +60,8 @@ struct PrioPause {
     current: Effect,
     /// Paused time before `current.at`.
     accumulated: Time,
+    /// Where the last pause before `current.at` ended, and whether one ran into it.
+    edge: Edge,
     /// Effects of frames received but not yet settled, in order of `at`.
     pending: VecDeque<Effect>,
 }
@@ -43,6 +71,7 @@ impl PrioPause {
     fn settle(&mut self, t: Time) {
         while let Some(e) = self.pending.front().copied().filter(|e| e.at <= t) {
             self.accumulated += self.current.until.min(e.at).saturating_sub(self.current.at);
+            self.edge = self.edge.after(self.current, e.at);
             self.current = e;
             self.pending.pop_front();
         }
@@ -83,6 +112,33 @@ impl PrioPause {
                 _ => return g.until,
             }
         }
+    }
+
+    /// Start of the stretch without pause that `t` is in (`t` itself when paused then;
+    /// time 0 when never paused).
+    fn unpaused_since(&self, t: Time) -> Time {
+        let mut edge = self.edge;
+        let mut effects = std::iter::once(&self.current)
+            .chain(self.pending.iter())
+            .take_while(|e| e.at <= t)
+            .peekable();
+        while let Some(g) = effects.next() {
+            match effects.peek() {
+                Some(n) => edge = edge.after(*g, n.at),
+                None if g.at <= t && t < g.until => return t,
+                None => {
+                    return edge
+                        .after(*g, t)
+                        .since
+                        .max(if g.until > g.at && g.until <= t {
+                            g.until
+                        } else {
+                            Time::ZERO
+                        })
+                }
+            }
+        }
+        edge.since
     }
 
     /// Paused time up to `now`.
@@ -177,6 +233,13 @@ impl PauseTimers {
         self.prio[p].resume_at(t)
     }
 
+    /// Start of the stretch in which priority `p` has not been paused, up to `t` (`t`
+    /// itself when paused at `t`): a wall-clock engine that wakes late must not date a
+    /// frame back before it.
+    pub fn unpaused_since(&self, p: usize, t: Time) -> Time {
+        self.prio[p].unpaused_since(t)
+    }
+
     /// Bitmap of priorities paused at `t`.
     pub fn paused_mask(&self, t: Time) -> u8 {
         if t >= self.latest_until {
@@ -196,6 +259,7 @@ impl PauseTimers {
         for s in &mut self.prio {
             s.settle(now);
             s.accumulated += s.current.until.min(now).saturating_sub(s.current.at);
+            s.edge = s.edge.after(s.current, now);
             s.current = Effect {
                 at: now,
                 until: now,

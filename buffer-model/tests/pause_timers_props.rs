@@ -8,8 +8,9 @@
 //! down at tick `c` resumes every priority and forgets frames not yet in effect.
 //!
 //! Random frame sequences, quanta, response delays and speeds; at every tick the model and
-//! `PauseTimers` must agree on "may start a frame now", on the paused total so far, and on
-//! the earliest time a frame may start given the frames received so far.
+//! `PauseTimers` must agree on "may start a frame now", on the paused total so far, on
+//! where the latest pause ended, and on the earliest time a frame may start given the
+//! frames received so far.
 
 use lossless_buffer_model::pfc::PauseTimers;
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
@@ -151,6 +152,8 @@ proptest! {
         // What the model says given only the ops seen so far (for resume_at).
         let mut known = resume_ticks(&reference(&[], response, quantum));
         let mut totals = [0u64; PRIORITIES];
+        // Where the latest pause ended (tick), per priority.
+        let mut since = [0u64; PRIORITIES];
         for x in 0..HORIZON {
             let t = Time(x * TICK);
             let mut changed = false;
@@ -170,6 +173,11 @@ proptest! {
                 prop_assert_eq!(timers.is_paused(p, t), full[x as usize][p], "paused p{} at tick {}", p, x);
                 prop_assert_eq!((mask >> p) & 1 == 1, full[x as usize][p]);
                 prop_assert_eq!(timers.paused_total(p, t), Time(totals[p] * TICK), "total p{} at tick {}", p, x);
+                if x > 0 && full[x as usize - 1][p] && !full[x as usize][p] {
+                    since[p] = x;
+                }
+                let expect_since = if full[x as usize][p] { x } else { since[p] };
+                prop_assert_eq!(timers.unpaused_since(p, t), Time(expect_since * TICK), "unpaused since p{} at tick {}", p, x);
                 let resume = known[x as usize][p];
                 prop_assert!(resume < HORIZON, "pauses end");
                 prop_assert_eq!(timers.resume_at(p, t), Time(resume * TICK), "resume p{} from tick {}", p, x);

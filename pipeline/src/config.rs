@@ -138,6 +138,11 @@ pub fn v4_key(a: [u8; 4]) -> u128 {
     0xFFFF_0000_0000u128 | u32::from_be_bytes(a) as u128
 }
 
+/// Learned FDB entries a switch keeps by default.
+pub const DEFAULT_FDB_SIZE: usize = 16_384;
+/// How long a learned FDB entry lives after its MAC was last seen (SONiC's 600 s).
+pub const DEFAULT_FDB_AGING: Time = Time::from_ms(600_000);
+
 /// Forwarding mode.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Forwarding {
@@ -147,6 +152,8 @@ pub enum Forwarding {
         static_fdb: Vec<(u16, [u8; 6], u16)>,
         /// Maximum learned entries.
         fdb_size: usize,
+        /// Learned entries age out this long after last seen (0: never).
+        fdb_aging: Time,
     },
     /// Longest-prefix-match routing.
     L3 {

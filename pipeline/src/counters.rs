@@ -97,3 +97,63 @@ pub struct QueueCounters {
     /// Non-ECT frames dropped by WRED here.
     pub wred_drops: u64,
 }
+
+/// Where the frames a switch received went. Every received frame is consumed (a PFC frame
+/// acted on), dropped before forwarding, or forwarded as one or more copies (flooding
+/// makes several); every copy is refused (at admission, or on its way into a queue) or
+/// queued; every queued copy is sent, dropped from its queue, or still queued.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ledger {
+    /// Frames received on all ports.
+    pub received: u64,
+    /// MAC Control frames acted on (PFC).
+    pub consumed: u64,
+    /// Frames dropped before forwarding (malformed, no route, port down, …).
+    pub dropped_on_receive: u64,
+    /// Frames forwarded toward at least one egress port.
+    pub forwarded: u64,
+    /// Egress copies of forwarded frames (more than `forwarded` when flooding).
+    pub copies: u64,
+    /// Copies dropped before entering a queue (buffer limits, WRED at enqueue, watchdog,
+    /// egress link down).
+    pub refused: u64,
+    /// Copies that entered an egress queue.
+    pub queued: u64,
+    /// Queued copies sent.
+    pub sent: u64,
+    /// Queued copies dropped from their queue (WRED at dequeue, watchdog, link down).
+    pub dropped_from_queue: u64,
+}
+
+impl Ledger {
+    /// Check the books given `in_queues` copies still queued and `drops` drops counted by
+    /// reason: Err names the identity that does not hold.
+    pub fn check(&self, in_queues: u64, drops: u64) -> Result<(), String> {
+        let l = self;
+        let rules = [
+            (
+                l.received == l.consumed + l.dropped_on_receive + l.forwarded,
+                "received = consumed + dropped_on_receive + forwarded",
+            ),
+            (l.copies >= l.forwarded, "copies ≥ forwarded"),
+            (
+                l.copies == l.refused + l.queued,
+                "copies = refused + queued",
+            ),
+            (
+                l.queued == l.sent + l.dropped_from_queue + in_queues,
+                "queued = sent + dropped_from_queue + still queued",
+            ),
+            (
+                drops == l.dropped_on_receive + l.refused + l.dropped_from_queue,
+                "drops by reason = dropped_on_receive + refused + dropped_from_queue",
+            ),
+        ];
+        match rules.iter().find(|(ok, _)| !ok) {
+            None => Ok(()),
+            Some((_, rule)) => Err(format!(
+                "{rule} fails: {l:?}, {in_queues} queued, {drops} drops"
+            )),
+        }
+    }
+}

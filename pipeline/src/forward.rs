@@ -2,6 +2,7 @@
 //! next-hop groups. Keys are integers, never strings.
 
 use crate::config::{Group, GroupMode, NextHop, Route, RouteTarget};
+use lossless_buffer_model::Time;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -47,68 +48,138 @@ pub enum L2Decision {
     Flood,
 }
 
-/// VLAN-aware forwarding database.
+/// One FDB entry: the port, whether it is static, and when a learned one was last seen.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    port: u16,
+    is_static: bool,
+    seen: Time,
+}
+
+/// VLAN-aware forwarding database. Learned entries age out `aging` after their MAC was
+/// last seen as a source (SONiC's `fdb_aging_time`, 600 s by default; 0 never ages), and
+/// a port's learned entries are flushed when its link goes down; static entries stay.
 #[derive(Clone, Debug, Default)]
 pub struct Fdb {
-    map: IntMap<u64, (u16, bool)>,
+    map: IntMap<u64, Entry>,
     capacity: usize,
+    aging: Time,
+    /// Earliest time an entry may have expired (when a sweep can free room).
+    next_expiry: Time,
     /// Learn attempts refused because the table was full.
     pub full_misses: u64,
     /// Entries learned or moved.
     pub learned: u64,
+    /// Learned entries removed because they aged out.
+    pub aged_out: u64,
+    /// Learned entries removed because their port's link went down.
+    pub flushed: u64,
 }
 
 impl Fdb {
-    /// A table for up to `capacity` learned entries plus the static ones.
-    pub fn new(capacity: usize, statics: &[(u16, [u8; 6], u16)]) -> Fdb {
+    /// A table for up to `capacity` learned entries plus the static ones, learned entries
+    /// aging after `aging` (0: never).
+    pub fn new(capacity: usize, aging: Time, statics: &[(u16, [u8; 6], u16)]) -> Fdb {
         let mut map = IntMap::default();
         map.reserve(capacity.min(1 << 16) + statics.len());
         for (vid, mac, port) in statics {
-            map.insert(fdb_key(*vid, *mac), (*port, true));
+            let e = Entry {
+                port: *port,
+                is_static: true,
+                seen: Time::ZERO,
+            };
+            map.insert(fdb_key(*vid, *mac), e);
         }
         Fdb {
             map,
             capacity: capacity + statics.len(),
+            aging,
             ..Fdb::default()
         }
     }
 
-    /// Learn `mac` on `port` in `vid` (unicast sources only; static entries never move).
-    pub fn learn(&mut self, vid: u16, mac: [u8; 6], port: u16) {
+    fn expired(&self, e: &Entry, now: Time) -> bool {
+        !e.is_static && self.aging > Time::ZERO && now.saturating_sub(e.seen) >= self.aging
+    }
+
+    /// Learn `mac` on `port` in `vid` at `now` (unicast sources only; static entries never
+    /// move). A full table first drops the entries that have aged out.
+    pub fn learn(&mut self, vid: u16, mac: [u8; 6], port: u16, now: Time) {
         if mac[0] & 1 != 0 {
             return;
         }
         let k = fdb_key(vid, mac);
-        let room = self.map.len() < self.capacity;
-        match self.map.get_mut(&k) {
-            Some((p, is_static)) => {
-                if !*is_static && *p != port {
-                    *p = port;
+        if let Some(e) = self.map.get_mut(&k) {
+            if !e.is_static {
+                if e.port != port {
+                    e.port = port;
                     self.learned += 1;
                 }
+                e.seen = now;
             }
-            None if room => {
-                self.map.insert(k, (port, false));
-                self.learned += 1;
-            }
-            None => self.full_misses += 1,
+            return;
+        }
+        if self.map.len() >= self.capacity && self.aging > Time::ZERO && now >= self.next_expiry {
+            self.sweep(now);
+        }
+        if self.map.len() < self.capacity {
+            let e = Entry {
+                port,
+                is_static: false,
+                seen: now,
+            };
+            self.map.insert(k, e);
+            self.learned += 1;
+        } else {
+            self.full_misses += 1;
         }
     }
 
-    /// Where a frame to `mac` in `vid` goes.
-    pub fn lookup(&self, vid: u16, mac: [u8; 6]) -> L2Decision {
+    /// Remove the learned entries that have aged out by `now`.
+    fn sweep(&mut self, now: Time) {
+        let before = self.map.len();
+        let aging = self.aging;
+        self.map
+            .retain(|_, e| e.is_static || now.saturating_sub(e.seen) < aging);
+        self.aged_out += (before - self.map.len()) as u64;
+        self.next_expiry = self
+            .map
+            .values()
+            .filter(|e| !e.is_static)
+            .map(|e| e.seen + aging)
+            .min()
+            .unwrap_or(now + aging);
+    }
+
+    /// Where a frame to `mac` in `vid` goes at `now` (an aged-out entry is unknown).
+    pub fn lookup(&self, vid: u16, mac: [u8; 6], now: Time) -> L2Decision {
         if mac[0] & 1 != 0 {
             return L2Decision::Flood;
         }
         match self.map.get(&fdb_key(vid, mac)) {
-            Some((p, _)) => L2Decision::Port(*p),
-            None => L2Decision::Flood,
+            Some(e) if !self.expired(e, now) => L2Decision::Port(e.port),
+            _ => L2Decision::Flood,
         }
     }
 
-    /// Entries in the table.
+    /// Forget the learned entries toward `port` (its link went down).
+    pub fn flush_port(&mut self, port: u16) {
+        let before = self.map.len();
+        self.map.retain(|_, e| e.is_static || e.port != port);
+        self.flushed += (before - self.map.len()) as u64;
+    }
+
+    /// Entries in the table (static and learned, aged-out ones not yet swept included).
     pub fn len(&self) -> usize {
         self.map.len()
+    }
+
+    /// Learned entries in force at `now`.
+    pub fn learned_entries(&self, now: Time) -> usize {
+        self.map
+            .values()
+            .filter(|e| !e.is_static && !self.expired(e, now))
+            .count()
     }
 
     /// True when the table holds no entry.
@@ -189,26 +260,73 @@ mod tests {
     use super::*;
     use crate::config::v4_key;
 
+    const T0: Time = Time::ZERO;
+
     #[test]
     fn fdb_learns_moves_and_floods_unknown() {
-        let mut f = Fdb::new(2, &[(0, [2, 0, 0, 0, 0, 9], 3)]);
+        let mut f = Fdb::new(2, Time::ZERO, &[(0, [2, 0, 0, 0, 0, 9], 3)]);
         let a = [2, 0, 0, 0, 0, 1];
-        assert_eq!(f.lookup(0, a), L2Decision::Flood);
-        f.learn(0, a, 1);
-        assert_eq!(f.lookup(0, a), L2Decision::Port(1));
-        assert_eq!(f.lookup(7, a), L2Decision::Flood, "VLAN-aware");
-        f.learn(0, a, 2);
-        assert_eq!(f.lookup(0, a), L2Decision::Port(2));
-        f.learn(0, [2, 0, 0, 0, 0, 9], 0);
+        assert_eq!(f.lookup(0, a, T0), L2Decision::Flood);
+        f.learn(0, a, 1, T0);
+        assert_eq!(f.lookup(0, a, T0), L2Decision::Port(1));
+        assert_eq!(f.lookup(7, a, T0), L2Decision::Flood, "VLAN-aware");
+        f.learn(0, a, 2, T0);
+        assert_eq!(f.lookup(0, a, T0), L2Decision::Port(2));
+        f.learn(0, [2, 0, 0, 0, 0, 9], 0, T0);
         assert_eq!(
-            f.lookup(0, [2, 0, 0, 0, 0, 9]),
+            f.lookup(0, [2, 0, 0, 0, 0, 9], T0),
             L2Decision::Port(3),
             "static stays"
         );
-        f.learn(0, [2, 0, 0, 0, 0, 2], 0);
-        f.learn(0, [2, 0, 0, 0, 0, 3], 0);
+        f.learn(0, [2, 0, 0, 0, 0, 2], 0, T0);
+        f.learn(0, [2, 0, 0, 0, 0, 3], 0, T0);
         assert_eq!(f.full_misses, 1);
-        assert_eq!(f.lookup(0, [0xFF; 6]), L2Decision::Flood);
+        assert_eq!(f.lookup(0, [0xFF; 6], T0), L2Decision::Flood);
+    }
+
+    #[test]
+    fn learned_entries_age_out_and_make_room_static_ones_stay() {
+        let aging = Time::from_ms(600);
+        let st = [2, 0, 0, 0, 0, 9];
+        let mut f = Fdb::new(2, aging, &[(0, st, 3)]);
+        let (a, b, c) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 3]);
+        f.learn(0, a, 1, Time::ZERO);
+        f.learn(0, b, 2, Time::from_ms(100));
+        // Seen again at 500 ms: a's age restarts.
+        f.learn(0, a, 1, Time::from_ms(500));
+        assert_eq!(f.lookup(0, b, Time::from_ms(699)), L2Decision::Port(2));
+        assert_eq!(
+            f.lookup(0, b, Time::from_ms(700)),
+            L2Decision::Flood,
+            "aged out"
+        );
+        assert_eq!(f.lookup(0, a, Time::from_ms(1099)), L2Decision::Port(1));
+        // The table is full (2 learned) until a sweep removes b.
+        f.learn(0, c, 4, Time::from_ms(800));
+        assert_eq!((f.aged_out, f.full_misses), (1, 0));
+        assert_eq!(f.lookup(0, c, Time::from_ms(800)), L2Decision::Port(4));
+        assert_eq!(f.learned_entries(Time::from_ms(800)), 2);
+        assert_eq!(
+            f.lookup(0, st, Time::from_ms(1_000_000)),
+            L2Decision::Port(3)
+        );
+    }
+
+    #[test]
+    fn a_ports_learned_entries_are_flushed_when_its_link_goes_down() {
+        let mut f = Fdb::new(8, Time::ZERO, &[(0, [2, 0, 0, 0, 0, 9], 1)]);
+        f.learn(0, [2, 0, 0, 0, 0, 1], 1, T0);
+        f.learn(0, [2, 0, 0, 0, 0, 2], 1, T0);
+        f.learn(0, [2, 0, 0, 0, 0, 3], 2, T0);
+        f.flush_port(1);
+        assert_eq!(f.flushed, 2);
+        assert_eq!(f.lookup(0, [2, 0, 0, 0, 0, 1], T0), L2Decision::Flood);
+        assert_eq!(f.lookup(0, [2, 0, 0, 0, 0, 3], T0), L2Decision::Port(2));
+        assert_eq!(
+            f.lookup(0, [2, 0, 0, 0, 0, 9], T0),
+            L2Decision::Port(1),
+            "static"
+        );
     }
 
     #[test]

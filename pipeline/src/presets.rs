@@ -3,7 +3,9 @@
 //! ingress pool with dynamic thresholds and per-PG headroom. Scenario files get their
 //! defaults from the YAML loader instead; these only save hand-building a `SwitchConfig`.
 
-use crate::config::{Forwarding, PortConfig, QosConfig, SwitchConfig, Trust};
+use crate::config::{
+    Forwarding, PortConfig, QosConfig, SwitchConfig, Trust, DEFAULT_FDB_AGING, DEFAULT_FDB_SIZE,
+};
 use lossless_buffer_model::mmu::{Headroom, PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::{Bytes, Length, Rate, Time, PRIORITIES};
@@ -142,7 +144,8 @@ pub fn basic(n: usize, speed: Rate) -> SwitchConfig {
         },
         forwarding: Forwarding::L2 {
             static_fdb: Vec::new(),
-            fdb_size: 16_384,
+            fdb_size: DEFAULT_FDB_SIZE,
+            fdb_aging: DEFAULT_FDB_AGING,
         },
         seed: 1,
     }

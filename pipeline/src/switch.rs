@@ -14,7 +14,7 @@
 //! simulator and the TAP engine get line-rate shaping from the same code.
 
 use crate::config::{v4_key, Forwarding, SwitchConfig, Trust};
-use crate::counters::{PortCounters, QueueCounters};
+use crate::counters::{Ledger, PortCounters, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
 use crate::forward::{Fdb, L2Decision, Lpm};
 use crate::packet::{IpAt, Packet};
@@ -88,7 +88,7 @@ pub struct Switch {
     drops: DropCounters,
     lossless_drops: u64,
     ecn_marked: u64,
-    enqueued: u64,
+    ledger: Ledger,
     /// Latest time the engine has shown us.
     now: Time,
     /// PFC-enabled priorities of each queue's traffic.
@@ -134,7 +134,8 @@ impl Switch {
             Forwarding::L2 {
                 static_fdb,
                 fdb_size,
-            } => Forwarder::L2(Fdb::new(*fdb_size, static_fdb)),
+                fdb_aging,
+            } => Forwarder::L2(Fdb::new(*fdb_size, *fdb_aging, static_fdb)),
             Forwarding::L3 { routes, groups } => Forwarder::L3(Lpm::new(routes, groups.clone())),
         };
         let queue_pfc =
@@ -150,7 +151,7 @@ impl Switch {
             drops: DropCounters::default(),
             lossless_drops: 0,
             ecn_marked: 0,
-            enqueued: 0,
+            ledger: Ledger::default(),
             now: Time::ZERO,
             queue_pfc,
             pg_pfc,
@@ -186,13 +187,25 @@ impl Switch {
     }
     /// Frames (flood copies counted each) admitted into an egress queue.
     pub fn enqueued(&self) -> u64 {
-        self.enqueued
+        self.ledger.queued
     }
-    /// Learned FDB entries (L2 mode).
-    pub fn fdb_len(&self) -> usize {
+    /// Where every received frame went.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+    /// Frames waiting in egress queues now.
+    pub fn queued_frames(&self) -> u64 {
+        self.ports
+            .iter()
+            .flat_map(|p| p.queues.iter())
+            .map(|q| q.len() as u64)
+            .sum()
+    }
+    /// The L2 forwarding database (None in L3 mode).
+    pub fn fdb(&self) -> Option<&Fdb> {
         match &self.fwd {
-            Forwarder::L2(f) => f.len(),
-            Forwarder::L3(_) => 0,
+            Forwarder::L2(f) => Some(f),
+            Forwarder::L3(_) => None,
         }
     }
 
@@ -241,28 +254,35 @@ impl Switch {
         self.recycle(pkt.data);
     }
 
+    /// Drop a frame before forwarding has chosen any egress for it.
+    fn drop_received(&mut self, reason: DropReason, pkt: Packet) {
+        self.ledger.dropped_on_receive += 1;
+        self.drop_frame(reason, pkt);
+    }
+
     /// A frame's last bit arrived on `port` at `now`.
     pub fn receive(&mut self, port: usize, mut pkt: Packet, now: Time) {
         self.advance(now);
+        self.ledger.received += 1;
         let p = &mut self.ports[port];
         p.counters.rx_packets += 1;
         p.counters.rx_bytes += pkt.len as u64;
         if !p.link_up {
-            return self.drop_frame(DropReason::PortDown, pkt);
+            return self.drop_received(DropReason::PortDown, pkt);
         }
         let len = pkt.len;
         if pkt.data.len() as u64 + 4 > len as u64 {
-            return self.drop_frame(DropReason::BadLength, pkt);
+            return self.drop_received(DropReason::BadLength, pkt);
         }
         if len < 64 {
-            return self.drop_frame(DropReason::Runt, pkt);
+            return self.drop_received(DropReason::Runt, pkt);
         }
         if len > self.cfg.ports[port].mtu {
-            return self.drop_frame(DropReason::Giant, pkt);
+            return self.drop_received(DropReason::Giant, pkt);
         }
         let parsed = match parser::parse(&pkt.data, len) {
             Ok(h) => h,
-            Err(r) => return self.drop_frame(r, pkt),
+            Err(r) => return self.drop_received(r, pkt),
         };
         if let Some(mc) = parsed.mac_control {
             return self.receive_mac_control(port, mc, pkt, now);
@@ -271,12 +291,15 @@ impl Switch {
         match &mut self.fwd {
             Forwarder::L2(fdb) => {
                 let vid = parsed.outer_vlan().map_or(0, |v| v.vid);
-                fdb.learn(vid, parsed.src, port as u16);
-                match fdb.lookup(vid, parsed.dst) {
+                fdb.learn(vid, parsed.src, port as u16, now);
+                match fdb.lookup(vid, parsed.dst, now) {
                     L2Decision::Port(out) if out as usize == port => {
-                        self.drop_frame(DropReason::SamePort, pkt)
+                        self.drop_received(DropReason::SamePort, pkt)
                     }
-                    L2Decision::Port(out) => self.enqueue(out as usize, pkt),
+                    L2Decision::Port(out) => {
+                        self.ledger.forwarded += 1;
+                        self.enqueue(out as usize, pkt)
+                    }
                     L2Decision::Flood => self.flood(port, pkt),
                 }
             }
@@ -290,18 +313,19 @@ impl Switch {
                         u128::from_be_bytes(dst),
                         edit::ipv6_decrement_hop_limit(&mut pkt.data[offset as usize..]),
                     ),
-                    L3::None => return self.drop_frame(DropReason::NotIp, pkt),
+                    L3::None => return self.drop_received(DropReason::NotIp, pkt),
                 };
                 // The 5-tuple hash picks a group member; only routed frames need it.
                 pkt.meta.flow_hash = parsed.flow_hash();
                 let Some(nh) = lpm.lookup(key, pkt.meta.flow_hash) else {
-                    return self.drop_frame(DropReason::NoRoute, pkt);
+                    return self.drop_received(DropReason::NoRoute, pkt);
                 };
                 if !ok {
-                    return self.drop_frame(DropReason::TtlExpired, pkt);
+                    return self.drop_received(DropReason::TtlExpired, pkt);
                 }
                 let src = self.cfg.ports[nh.port as usize].mac;
                 edit::set_macs(&mut pkt.data, nh.mac, src);
+                self.ledger.forwarded += 1;
                 self.enqueue(nh.port as usize, pkt);
             }
         }
@@ -341,8 +365,9 @@ impl Switch {
             .filter(|&o| o != in_port && self.ports[o].link_up)
             .fold(0, |m, o| m | 1 << o);
         if targets == 0 {
-            return self.drop_frame(DropReason::SamePort, pkt);
+            return self.drop_received(DropReason::SamePort, pkt);
         }
+        self.ledger.forwarded += 1;
         let last = 63 - targets.leading_zeros() as usize;
         for o in 0..last {
             if targets & (1 << o) != 0 {
@@ -368,11 +393,14 @@ impl Switch {
         );
         pkt.meta.out_port = out as u16;
         self.touch(out);
+        self.ledger.copies += 1;
         if !self.ports[out].link_up {
+            self.ledger.refused += 1;
             return self.drop_queued(out, DropReason::PortDown, pkt);
         }
         if self.watchdog_action(out, q) == Some(WatchdogAction::Drop) {
             self.ports[out].watchdog[q].dropped_packets += 1;
+            self.ledger.refused += 1;
             return self.drop_queued(out, DropReason::Watchdog, pkt);
         }
         let admitted = match self.mmu.admit(in_port, pg, out, q, pkt.len as u64) {
@@ -383,6 +411,7 @@ impl Switch {
                 }
                 // Ingress refusals are the PG's drops (the MMU counts them there); only an
                 // egress refusal is the queue's.
+                self.ledger.refused += 1;
                 return match r {
                     Refusal::IngressLimit => self.drop_frame(DropReason::IngressLimit, pkt),
                     Refusal::HeadroomFull => self.drop_frame(DropReason::HeadroomFull, pkt),
@@ -399,11 +428,12 @@ impl Switch {
                 let depth = (self.mmu.queues[out * PRIORITIES + q].used() - admitted.cells as u64)
                     * self.mmu.cell();
                 if !self.apply_wred(out, q, depth, &mut pkt) {
+                    self.ledger.refused += 1;
                     return;
                 }
             }
         }
-        self.enqueued += 1;
+        self.ledger.queued += 1;
         self.ports[out].queues[q].push_back(pkt);
     }
 
@@ -478,12 +508,13 @@ impl Switch {
     fn receive_mac_control(&mut self, port: usize, mc: MacControl, pkt: Packet, now: Time) {
         self.touch(port);
         match mc {
-            MacControl::Pause { .. } => self.drop_frame(DropReason::Pause8023xIgnored, pkt),
+            MacControl::Pause { .. } => self.drop_received(DropReason::Pause8023xIgnored, pkt),
             MacControl::Pfc { enable, quanta } => {
                 let enable = enable & self.cfg.qos.pfc_enable;
                 if enable == 0 {
-                    return self.drop_frame(DropReason::PfcNotEnabled, pkt);
+                    return self.drop_received(DropReason::PfcNotEnabled, pkt);
                 }
+                self.ledger.consumed += 1;
                 let p = &mut self.ports[port];
                 p.pause.receive(now, enable, &quanta);
                 p.counters.count_pfc_received(enable, &quanta);
@@ -550,6 +581,7 @@ impl Switch {
                 let depth = self.mmu.queues[port * PRIORITIES + q].used() * self.mmu.cell();
                 if !self.apply_wred(port, q, depth, &mut pkt) {
                     // The transmitter stays free; the engine may poll again at once.
+                    self.ledger.dropped_from_queue += 1;
                     return self.poll_transmit(port, now);
                 }
             }
@@ -557,7 +589,15 @@ impl Switch {
         if let (Some(map), Some(tci)) = (self.cfg.qos.tc_to_dot1p, vlan_tci_offset(&pkt.data)) {
             edit::set_pcp(&mut pkt.data, tci, map[pkt.meta.tc as usize]);
         }
-        let start = self.start_time(now, self.ports[port].busy_until, pkt.meta.ready_time);
+        let mut free = self.ports[port].busy_until;
+        if self.catch_up > Time::ZERO {
+            // Never date a frame back into a pause of its queue's priorities.
+            let prios = self.queue_pfc[q];
+            for pr in (0..PRIORITIES).filter(|pr| prios & (1 << pr) != 0) {
+                free = free.max(self.ports[port].pause.unpaused_since(pr, now));
+            }
+        }
+        let start = self.start_time(now, free, pkt.meta.ready_time);
         let p = &mut self.ports[port];
         let qc = &mut p.queue_counters[q];
         qc.tx_packets += 1;
@@ -567,7 +607,26 @@ impl Switch {
         let wire = speed.wire_time(pkt.len as u64);
         p.busy_until = start + wire;
         p.counters.tx_busy += wire;
+        self.ledger.sent += 1;
         Some(pkt)
+    }
+
+    /// Act on everything due at `now`: internal deadlines (PFC refresh, watchdog polls),
+    /// then every frame a port may start by `now`, handed to `emit(port, frame)` in port
+    /// order (one per port and call in virtual time; a catch-up burst in wall-clock time).
+    /// The engines drive the switch with this and `receive`.
+    pub fn poll_due(&mut self, now: Time, mut emit: impl FnMut(usize, Packet)) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.handle_timeout(now);
+        }
+        for port in 0..self.ports.len() {
+            while self.next_transmit(port).is_some_and(|t| t <= now) {
+                match self.poll_transmit(port, now) {
+                    Some(pkt) => emit(port, pkt),
+                    None => break,
+                }
+            }
+        }
     }
 
     /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now
@@ -679,6 +738,7 @@ impl Switch {
         self.touch(port);
         while let Some(pkt) = self.ports[port].queues[q].pop_front() {
             self.release(&pkt);
+            self.ledger.dropped_from_queue += 1;
             if reason == DropReason::Watchdog {
                 self.ports[port].watchdog[q].dropped_packets += 1;
             }
@@ -704,6 +764,9 @@ impl Switch {
                 self.flush_queue(port, q, DropReason::PortDown);
             }
             self.ports[port].pause.clear(now);
+            if let Forwarder::L2(fdb) = &mut self.fwd {
+                fdb.flush_port(port as u16);
+            }
         }
     }
 

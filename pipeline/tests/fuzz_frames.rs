@@ -163,6 +163,12 @@ fn run(cfg: SwitchConfig, n: u64, seed: u64) -> Switch {
         "every frame accounted once"
     );
     assert!(sent_out > 0);
+    // The ledger's books balance, and what left is what it says was sent (plus PFC).
+    sw.ledger()
+        .check(sw.queued_frames(), sw.drops().total())
+        .unwrap();
+    let pfc_tx: u64 = sw.ports().iter().map(|p| p.counters.tx_pfc_frames).sum();
+    assert_eq!(sent_out, sw.ledger().sent + pfc_tx);
     sw
 }
 

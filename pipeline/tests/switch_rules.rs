@@ -22,6 +22,7 @@ fn config(n: usize, speed: Rate) -> SwitchConfig {
     cfg.forwarding = Forwarding::L2 {
         static_fdb: (0..n).map(|i| (0, host_mac(i), i as u16)).collect(),
         fdb_size: 1024,
+        fdb_aging: Time::ZERO,
     };
     cfg
 }
@@ -400,7 +401,7 @@ fn l2_learns_and_floods_unknown_destinations() {
         1,
         "only the first frame flooded"
     );
-    assert_eq!(sw.fdb_len(), 2);
+    assert_eq!(sw.fdb().unwrap().len(), 2);
 }
 
 #[test]

@@ -95,6 +95,8 @@ pub struct Host {
     pub rx_watermark: u64,
     spare: Vec<Vec<u8>>,
     now: Time,
+    /// How far back a late `poll_transmit` may date a frame (0 = exact).
+    catch_up: Time,
 }
 
 impl Host {
@@ -125,12 +127,21 @@ impl Host {
             rx_watermark: 0,
             spare: Vec::new(),
             now: Time::ZERO,
+            catch_up: Time::ZERO,
         }
     }
 
     /// NIC settings.
     pub fn nic(&self) -> &NicConfig {
         &self.nic
+    }
+
+    /// Let a late `poll_transmit` date a frame's start up to `window` into the past — never
+    /// before the transmitter was free, the flow's slot, or the end of a pause of its
+    /// priority — so that a wall-clock engine that wakes late sends a short burst instead of
+    /// losing slots. The virtual-time engine polls exactly and leaves this at 0.
+    pub fn set_catch_up(&mut self, window: Time) {
+        self.catch_up = window;
     }
 
     /// Give back a frame buffer for reuse.
@@ -256,17 +267,33 @@ impl Host {
             if paused & (1 << f.spec.priority) != 0 || f.ready_at(now) != Some(now) {
                 continue;
             }
+            let start = self.start_time(now, i);
             let buf = self.spare.pop().unwrap_or_default();
-            let pkt = self.flows[i].take(now, buf);
+            let pkt = self.flows[i].take(start, buf);
             self.rr = (i + 1) % n;
             self.counters.tx_packets += 1;
             self.counters.tx_bytes += pkt.len as u64;
             let wire = self.speed.wire_time(pkt.len as u64);
-            self.busy_until = now + wire;
+            self.busy_until = start + wire;
             self.counters.tx_busy += wire;
             return Some(pkt);
         }
         None
+    }
+
+    /// When flow `i`'s frame polled at `now` starts: `now`, or with a catch-up window the
+    /// earliest time in it that the transmitter, the flow's pattern and its priority's
+    /// pauses allow.
+    fn start_time(&self, now: Time, i: usize) -> Time {
+        if self.catch_up == Time::ZERO {
+            return now;
+        }
+        let f = &self.flows[i];
+        let mut lo = now.saturating_sub(self.catch_up).max(self.busy_until);
+        if self.nic.pfc == PfcMode::Honor {
+            lo = lo.max(self.pause.unpaused_since(f.spec.priority as usize, now));
+        }
+        f.ready_at(lo).filter(|t| *t <= now).unwrap_or(now)
     }
 
     /// Next internal deadline: XON of the receive buffer, PFC refresh.

@@ -440,6 +440,8 @@ pub struct ForwardingRaw {
     pub mode: Val<String>,
     /// L2: learned entries kept at most.
     pub fdb_size: Option<Val<u64>>,
+    /// L2: a learned entry ages out this long after its MAC was last seen (0: never).
+    pub fdb_aging: Option<Val<Scalar>>,
     /// L2: static entries.
     pub fdb: Option<Vec<Val<FdbRaw>>>,
     /// L3 routes.

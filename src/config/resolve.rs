@@ -12,7 +12,7 @@ use lossless_buffer_model::wred::{ColorPolicy, Curve, MarkAt, WredProfile};
 use lossless_buffer_model::{Bytes, Length, Rate, Time, PRIORITIES};
 use lossless_pipeline::config::{
     Forwarding, Group, GroupMode, NextHop, PortConfig, QosConfig, Route, RouteTarget, SwitchConfig,
-    Trust,
+    Trust, DEFAULT_FDB_AGING, DEFAULT_FDB_SIZE,
 };
 use lossless_pipeline::presets::{identity8, port_mac, sonic_dscp_to_tc, switch_base_mac};
 use std::collections::BTreeMap;
@@ -154,12 +154,13 @@ fn resolve_switch(
         Some(b) => resolve_buffer(r, &name, b, &ports, &qos)?,
         None => default_plan(&ports, &qos),
     };
-    check_headroom(r, &name, &ports, &plan)?;
+    check_headroom(r, &name, &ports, &taps, &plan)?;
     let forwarding = match &sw.forwarding {
         Some(f) => resolve_forwarding(r, &name, f, &ports)?,
         None => Forwarding::L2 {
             static_fdb: Vec::new(),
-            fdb_size: 16_384,
+            fdb_size: DEFAULT_FDB_SIZE,
+            fdb_aging: DEFAULT_FDB_AGING,
         },
     };
     Ok(SwitchSpec {
@@ -1184,11 +1185,34 @@ fn kind_name(k: PoolKind) -> &'static str {
 /// Warn where a lossless PG's headroom is below either computed minimum: the physics
 /// formula in bytes (frames of the MTU), or the cells that a stream of the worst frame size
 /// takes (small frames each fill a whole cell).
-fn check_headroom(r: &Resolver, sw: &str, ports: &[PortConfig], plan: &Plan) -> Result<()> {
+fn check_headroom(
+    r: &Resolver,
+    sw: &str,
+    ports: &[PortConfig],
+    taps: &[Option<String>],
+    plan: &Plan,
+) -> Result<()> {
     let mut warned = std::collections::BTreeSet::new();
     for (i, p) in plan.pg_profiles.iter().enumerate() {
         let Some(h) = p.headroom else { continue };
         let port = &ports[i / PRIORITIES];
+        if let Some(tap) = &taps[i / PRIORITIES] {
+            // A TAP port's cable is the engine's bounded queues, not a wire.
+            let (cells, frame) = crate::tap::cable::worst_cells(port.mtu, plan.cell);
+            let have = h.xoff.cells(plan.cell);
+            let name = &plan.pg_names[i];
+            if have < cells && warned.insert((name.clone(), Bytes(cells))) {
+                r.warn(
+                    plan.profile_lines.get(name).copied().flatten(),
+                    &format!("{sw}.buffer.profiles.{name}.xoff"),
+                    format!(
+                        "headroom {} is {have} cells of {}; a TAP port ({tap}) can hold {cells} cells of frames after XOFF (its kernel ring, read queue and frames in hand, as {frame}-byte frames): {} are needed, or lossless drops are possible",
+                        h.xoff, plan.cell, Bytes(cells * plan.cell.get())
+                    ),
+                );
+            }
+            continue;
+        }
         let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, plan.cell);
         let name = &plan.pg_names[i];
         let at = plan.profile_lines.get(name).copied().flatten();
@@ -1283,10 +1307,17 @@ fn resolve_forwarding(
                 }
                 static_fdb.push((vid, mac, port));
             }
-            let fdb_size = fw.fdb_size.as_ref().map_or(16_384, |v| v.value as usize);
+            let fdb_size = fw
+                .fdb_size
+                .as_ref()
+                .map_or(DEFAULT_FDB_SIZE, |v| v.value as usize);
+            let fdb_aging = r
+                .opt(&fw.fdb_aging, &k("fdb_aging"), Resolver::time)?
+                .unwrap_or(DEFAULT_FDB_AGING);
             Ok(Forwarding::L2 {
                 static_fdb,
                 fdb_size,
+                fdb_aging,
             })
         }
         "l3" => {

@@ -168,12 +168,34 @@ pub fn switch_report(sw: &Switch, si: usize, end: Time, window: &Window, t: &mut
         .nonzero()
         .map(|(r, n)| (r.name().to_string(), json!(n)))
         .collect();
+    let l = sw.ledger();
+    let fdb = sw.fdb().map(|f| {
+        json!({
+            "learned_entries": f.learned_entries(end),
+            "aged_out": f.aged_out,
+            "flushed": f.flushed,
+            "full_misses": f.full_misses,
+        })
+    });
     json!({
         "name": sw.config().name,
         "ports": ports,
         "pools": pools,
         "drops_by_reason": drops,
         "lossless_drops": sw.lossless_drops(),
+        "ledger": {
+            "received": l.received,
+            "consumed": l.consumed,
+            "dropped_on_receive": l.dropped_on_receive,
+            "forwarded": l.forwarded,
+            "copies": l.copies,
+            "refused": l.refused,
+            "queued": l.queued,
+            "sent": l.sent,
+            "dropped_from_queue": l.dropped_from_queue,
+            "still_queued": sw.queued_frames(),
+        },
+        "fdb": fdb,
     })
 }
 

@@ -54,7 +54,16 @@ pub fn render(spec: &SwitchSpec) -> String {
         Forwarding::L2 {
             static_fdb,
             fdb_size,
-        } => format!("L2 (FDB {fdb_size} learned + {} static)", static_fdb.len()),
+            fdb_aging,
+        } => format!(
+            "L2 (FDB {fdb_size} learned + {} static, aging {})",
+            static_fdb.len(),
+            if *fdb_aging == lossless_buffer_model::Time::ZERO {
+                "off".to_string()
+            } else {
+                fdb_aging.to_string()
+            }
+        ),
         Forwarding::L3 { routes, groups } => {
             format!("L3 ({} routes, {} groups)", routes.len(), groups.len())
         }
@@ -154,33 +163,51 @@ pub fn render(spec: &SwitchSpec) -> String {
         );
         let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, c.cell);
         let b = need.budget;
-        let quanta = ieee_response_quanta(port.speed);
-        let _ = writeln!(o, "    minimum headroom for {}-byte frames: {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}; {} cells",
-            port.mtu, human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight, need.mtu_cells);
-        let _ = writeln!(
-            o,
-            "    minimum headroom for {}-byte frames (one cell of {} or more each): {} cells = {}",
-            need.frame,
-            c.cell,
-            need.frame_cells,
-            human(need.frame_cells * c.cell.get())
-        );
-        let _ = writeln!(
-            o,
-            "    applies: the larger, {} cells = {} ({})",
-            need.cells(),
-            human(need.bytes().get()),
-            if need.small_frames_apply() {
-                format!("{}-byte frames", need.frame)
+        // What a lossless PG's headroom must hold on these ports, in cells, and why.
+        let (min_cells, min_why) = if taps.is_empty() {
+            let quanta = ieee_response_quanta(port.speed);
+            let _ = writeln!(o, "    minimum headroom for {}-byte frames: {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}; {} cells",
+                port.mtu, human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight, need.mtu_cells);
+            let _ = writeln!(
+                o,
+                "    minimum headroom for {}-byte frames (one cell of {} or more each): {} cells = {}",
+                need.frame,
+                c.cell,
+                need.frame_cells,
+                human(need.frame_cells * c.cell.get())
+            );
+            let which = if need.small_frames_apply() {
+                need.frame
             } else {
-                format!("{}-byte frames", port.mtu)
-            }
-        );
-        let _ = writeln!(
-            o,
-            "    SONiC formula (worst-case cell occupancy): {}",
-            human(sonic_xoff(port.speed, port.propagation(), port.mtu, c.cell).get())
-        );
+                port.mtu
+            };
+            let _ = writeln!(
+                o,
+                "    applies: the larger, {} cells = {} ({which}-byte frames)",
+                need.cells(),
+                human(need.bytes().get()),
+            );
+            let _ = writeln!(
+                o,
+                "    SONiC formula (worst-case cell occupancy): {}",
+                human(sonic_xoff(port.speed, port.propagation(), port.mtu, c.cell).get())
+            );
+            (
+                need.frame_cells,
+                format!("{}-byte-frame minimum of", need.frame),
+            )
+        } else {
+            let (cells, frame) = crate::tap::cable::worst_cells(port.mtu, c.cell);
+            let _ = writeln!(
+                o,
+                "    TAP cable: kernel ring {} frames + read queue {} + {} frames in hand; minimum headroom {cells} cells = {} (as {frame}-byte frames)",
+                crate::tap::cable::RING_FRAMES,
+                lossless_buffer_model::Bytes(crate::tap::cable::READ_QUEUE_BYTES as u64),
+                crate::tap::cable::FRAMES_IN_HAND,
+                human(cells * c.cell.get())
+            );
+            (cells, "TAP cable's".to_string())
+        };
         let _ = writeln!(
             o,
             "    {:<3} {:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  kind",
@@ -212,18 +239,16 @@ pub fn render(spec: &SwitchSpec) -> String {
                     } else {
                         h.xoff.to_string()
                     };
-                    let status = if h.xoff < b.total() {
+                    let status = if taps.is_empty() && h.xoff < b.total() {
                         format!(
                             "LOW: below the {}-byte-frame minimum {}",
                             port.mtu,
                             human(b.total().get())
                         )
-                    } else if h.xoff.cells(c.cell) < need.frame_cells {
+                    } else if h.xoff.cells(c.cell) < min_cells {
                         format!(
-                            "LOW: {} cells, below the {}-byte-frame minimum of {}",
+                            "LOW: {} cells, below the {min_why} {min_cells}",
                             h.xoff.cells(c.cell),
-                            need.frame,
-                            need.frame_cells
                         )
                     } else {
                         "lossless".into()

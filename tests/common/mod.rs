@@ -1,6 +1,8 @@
 //! Helpers the CLI scenario tests share: temp files, running `lossless run`, JSON access.
 #![allow(dead_code)]
 
+pub mod lab;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

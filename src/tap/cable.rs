@@ -1,0 +1,51 @@
+//! The "cable" of a TAP port: frames that have left a host but not reached the switch. In
+//! a TAP world it is software — the TAP's kernel ring, the port's read queue, a frame in a
+//! reader's hands — and all of it may arrive after the switch decides XOFF, together with
+//! the frame that crossed the limit and the one the host may be handing to the kernel while
+//! the XOFF lands. `lossless tap` bounds each part, so the headroom a lossless PG on a TAP
+//! port needs is bounded too: `lossless check` prints it, and the shipped TAP configs are
+//! sized from it.
+
+use lossless_buffer_model::Bytes;
+
+/// Transmit queue length `lossless tap` gives each TAP: the kernel ring between the host's
+/// stack and our reads. A host that keeps sending while it is full loses frames there,
+/// counted by the kernel (`tx_dropped` on the host's side) and reported by `lossless tap`.
+pub const RING_FRAMES: u32 = 256;
+/// Bytes (frames as read, without FCS) that may wait between a port's reader and the
+/// pipeline thread.
+pub const READ_QUEUE_BYTES: usize = 64 * 1024;
+/// Frames beyond the ring and the queue: the one that crossed the limit, the one a reader
+/// holds while its queue is full, the one the host is sending when the XOFF lands.
+pub const FRAMES_IN_HAND: u64 = 3;
+
+/// Headroom a lossless PG on a TAP port needs, in cells of `cell` bytes, when the cable is
+/// full of frames of `frame` bytes (FCS included).
+pub fn cells_for_frames(frame: u32, cell: Bytes) -> u64 {
+    let held = (frame as u64).saturating_sub(4).max(1);
+    let queued = (READ_QUEUE_BYTES as u64 / held).max(1);
+    (RING_FRAMES as u64 + queued + FRAMES_IN_HAND) * (frame as u64).div_ceil(cell.get().max(1))
+}
+
+/// The worst frame size from 64 bytes to `mtu`: (cells, frame size).
+pub fn worst_cells(mtu: u32, cell: Bytes) -> (u64, u32) {
+    (64..=mtu.max(64))
+        .map(|f| (cells_for_frames(f, cell), f))
+        .max_by_key(|&(c, f)| (c, std::cmp::Reverse(f)))
+        .expect("at least one frame size")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_1518_byte_mtu_needs_310_frames_of_six_cells() {
+        // 256 in the ring, 65,536 / 1,514 = 43 in the read queue, 3 in hand; 6 cells each.
+        assert_eq!(cells_for_frames(1518, Bytes(256)), 302 * 6);
+        // Worse: 1281-byte frames also take 6 cells, and 51 of them fit the read queue.
+        assert_eq!(worst_cells(1518, Bytes(256)), (310 * 6, 1281));
+        // 64-byte frames: 256 + 1,092 + 3 frames of one cell.
+        assert_eq!(cells_for_frames(64, Bytes(256)), 1351);
+    }
+}

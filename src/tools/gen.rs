@@ -1,0 +1,188 @@
+//! `lossless gen`: a paced, PFC-honouring sender on an `AF_PACKET` socket.
+//!
+//! It drives the simulator's host NIC model ([`Host`] with one constant-bit-rate
+//! [`FlowTx`]) in wall-clock time: PFC frames that reach the socket go to the NIC's pause
+//! timers, and the NIC decides when the next frame may start — so the generator paces and
+//! pauses exactly as a simulated host does. One thread does everything: before each
+//! frame it takes in whatever the switch has sent (a pause acts before the next frame, not
+//! after another thread wakes up), and it waits for the next slot or for a frame from the
+//! switch, whichever comes first. A wake-up that comes late may send the slots it missed in
+//! a short burst (the NIC's catch-up window); slots missed while paused are skipped and
+//! counted, never made up.
+
+use lossless_buffer_model::{Rate, Time, PRIORITIES};
+use lossless_pipeline::wire::build::FrameSpec;
+use lossless_pipeline::Packet;
+use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern, OPCODE_RDMA_WRITE_ONLY};
+use lossless_ports::host::{Host, NicConfig, PfcMode};
+use lossless_sys::netdev::{if_mac, if_mtu};
+use lossless_sys::packet::PacketSocket;
+use lossless_sys::sched::{set_timer_slack, Realtime};
+use serde_json::{json, Value};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Settings of `gen`.
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    /// Interface (inside the sender's namespace).
+    pub iface: String,
+    /// Destination MAC.
+    pub dst_mac: [u8; 6],
+    /// Destination IPv4.
+    pub dst_ip: [u8; 4],
+    /// Source IPv4.
+    pub src_ip: [u8; 4],
+    /// DSCP.
+    pub dscp: u8,
+    /// ECN field.
+    pub ecn: u8,
+    /// PFC priority this traffic is queued on (paused by PFC for this priority).
+    pub priority: u8,
+    /// Offered rate (line-rate bits: frame + preamble + IFG).
+    pub rate: Rate,
+    /// Frame length, FCS included.
+    pub frame: u32,
+    /// How long to send.
+    pub duration: Duration,
+    /// RoCEv2 (BTH) instead of plain UDP.
+    pub rocev2: bool,
+    /// Link speed: turns pause quanta into time and bounds the NIC's sending rate.
+    pub link_speed: Rate,
+    /// UDP destination port (plain UDP).
+    pub dst_port: u16,
+    /// Real-time priority for the sending thread.
+    pub realtime: Realtime,
+}
+
+/// How far a late wake-up may date frames back: a bounded burst (500 µs = 40 frames of
+/// 1518 B at 1G) so that OS timer lateness does not cost rate.
+const CATCH_UP: Time = Time::from_us(500);
+/// How far past its next slot the sender sleeps, to send a few frames per wake-up (a frame
+/// from the switch still wakes it at once).
+const PACE_BATCH: Time = Time::from_us(50);
+/// Longest single wait, so that the stop flag is seen.
+const MAX_WAIT: Time = Time::from_ms(20);
+/// Real-time priority of the sending thread.
+const GEN_PRIORITY: i32 = 5;
+
+/// Run the generator until its duration has passed or `stop` is set; returns its JSON
+/// summary.
+pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
+    // Frame spacing is microseconds: the default 50 µs timer slack would make every sleep late.
+    let _ = set_timer_slack(1_000);
+    let realtime = cfg.realtime.apply(GEN_PRIORITY).map_err(|e| {
+        io::Error::new(e.kind(), format!("real-time priority (--realtime on): {e}"))
+    })?;
+    let sock = PacketSocket::open(&cfg.iface)?;
+    let src_mac = if_mac(&cfg.iface)?;
+    let largest = if_mtu(&cfg.iface)? + 18;
+    if cfg.frame < 64 || cfg.frame > largest {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "--frame {}: frames on {} are 64–{largest} bytes (its MTU {} + 14-byte header + 4-byte FCS)",
+                cfg.frame,
+                cfg.iface,
+                largest - 18
+            ),
+        ));
+    }
+    let end = Time(cfg.duration.as_nanos() as u64 * 1000);
+    let spec = FlowSpec {
+        name: "gen".into(),
+        id: 1,
+        headers: FrameSpec {
+            src_mac,
+            dst_mac: cfg.dst_mac,
+            vlan: None,
+            src_ip: cfg.src_ip,
+            dst_ip: cfg.dst_ip,
+            dscp: cfg.dscp,
+            ecn: cfg.ecn,
+            src_port: 49_152,
+            dst_port: if cfg.rocev2 { 4791 } else { cfg.dst_port },
+            bth: cfg.rocev2.then_some((OPCODE_RDMA_WRITE_ONLY, 1, 0)),
+            len: cfg.frame,
+        },
+        priority: cfg.priority,
+        pattern: Pattern::Cbr { rate: cfg.rate },
+        limit: Limit::Unbounded,
+        start: Time::ZERO,
+        stop: Some(end),
+    };
+    let flow = FlowTx::new(spec)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("frame: {e:?}")))?;
+    let nic = NicConfig {
+        pfc: PfcMode::Honor,
+        pfc_response: Time::ZERO,
+        rx_buffer: None,
+        pfc_enable: 0xFF,
+        pause_quanta: 0xFFFF,
+    };
+    let mut host = Host::new(cfg.iface.clone(), src_mac, cfg.link_speed, nic, vec![flow]);
+    host.set_catch_up(CATCH_UP);
+    let start = Instant::now();
+    let clock = || Time(start.elapsed().as_nanos() as u64 * 1000);
+    let mut buf = vec![0u8; 65_536];
+    let mut send_errors = 0u64;
+    // Take in what the switch sent (PFC frames act on the pause timers).
+    let take_in = |host: &mut Host, n: usize, buf: &[u8]| {
+        if n > 0 {
+            let _ = host.receive(Packet::from_wire(buf[..n].to_vec()), clock());
+        }
+    };
+    loop {
+        if stop.load(Ordering::Relaxed) || clock() >= end {
+            break;
+        }
+        while let Some(n) = sock.recv(&mut buf, Duration::ZERO)? {
+            take_in(&mut host, n, &buf);
+        }
+        // After what arrived: the pause timers are asked about now, never the past.
+        let now = clock();
+        host.handle_timeout(now);
+        while host.next_transmit().is_some_and(|t| t <= now) {
+            let Some(mut pkt) = host.poll_transmit(now) else {
+                break;
+            };
+            // The model holds headers only; the wire wants the whole frame (no FCS).
+            pkt.data.resize(pkt.len as usize - 4, 0);
+            if sock.send(&pkt.data).is_err() {
+                send_errors += 1;
+            }
+            host.recycle(pkt.data);
+        }
+        let next = host
+            .poll_timeout()
+            .map_or(end, |t| t + PACE_BATCH)
+            .min(end)
+            .min(now + MAX_WAIT);
+        let wait = next.saturating_sub(clock());
+        if let Some(n) = sock.recv(&mut buf, Duration::from_nanos(wait.as_ps() / 1000))? {
+            take_in(&mut host, n, &buf);
+        }
+    }
+    let elapsed = clock().min(end).max(Time(1));
+    let f = &host.flows[0];
+    let secs = elapsed.as_secs_f64();
+    let paused: [u64; PRIORITIES] = core::array::from_fn(|p| host.paused_time(p, elapsed).as_ps());
+    let c = &host.counters;
+    Ok(json!({
+        "iface": cfg.iface,
+        "frames": f.tx_packets,
+        "bytes": f.tx_bytes,
+        "send_errors": send_errors,
+        "duration_s": secs,
+        "rate_bps": f.tx_bytes as f64 * 8.0 / secs,
+        "line_rate_bps": (f.tx_bytes + 20 * f.tx_packets) as f64 * 8.0 / secs,
+        "skipped_slots": f.skipped_slots,
+        "priority": cfg.priority,
+        "paused_ps": paused,
+        "pfc_rx_frames": c.rx_pfc_frames,
+        "pfc": {"rx_xoff": c.pfc.rx_xoff, "rx_xon": c.pfc.rx_xon},
+        "stopped_early": stop.load(Ordering::Relaxed),
+        "realtime": realtime,
+    }))
+}

@@ -1,0 +1,122 @@
+//! An `AF_PACKET` raw socket bound to one interface: sends whole frames, receives every
+//! frame the interface sees (MAC Control frames included, which no Linux stack handles).
+//!
+//! The socket is created with protocol 0, which receives nothing, and only then bound to
+//! the interface with `ETH_P_ALL`: a socket created with `ETH_P_ALL` would queue frames of
+//! every interface of the namespace until `bind`, and a stray PFC frame from elsewhere could
+//! pause its user before it ever looked at its own interface.
+
+use crate::netdev::if_index;
+use crate::tap::poll_in;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+/// A raw socket on one interface.
+#[derive(Debug)]
+pub struct PacketSocket {
+    fd: OwnedFd,
+    ifindex: i32,
+}
+
+impl PacketSocket {
+    /// Open a raw socket on interface `iface` of this namespace (needs CAP_NET_RAW).
+    pub fn open(iface: &str) -> io::Result<PacketSocket> {
+        let ifindex = if_index(iface)?;
+        // SAFETY: plain socket(2) call; the result is checked before use.
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh, valid descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        addr.sll_ifindex = ifindex;
+        // SAFETY: `addr` is a valid sockaddr_ll and the length matches its type.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                &addr as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(PacketSocket { fd, ifindex })
+    }
+
+    /// Interface index the socket is bound to.
+    pub fn ifindex(&self) -> i32 {
+        self.ifindex
+    }
+
+    /// Send one whole frame (no FCS).
+    pub fn send(&self, frame: &[u8]) -> io::Result<usize> {
+        // SAFETY: the pointer and length describe `frame`, valid for the call.
+        let n = unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                0,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    /// Receive one frame, waiting at most `timeout` (zero: do not wait); Ok(None) when
+    /// nothing came. Frames this socket's interface sent (PACKET_OUTGOING) come back as
+    /// Some(0).
+    pub fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        match self.recv_now(buf)? {
+            Some(n) => Ok(Some(n)),
+            None if timeout.is_zero() => Ok(None),
+            None => {
+                if !poll_in(self.fd.as_raw_fd(), timeout)? {
+                    return Ok(None);
+                }
+                self.recv_now(buf)
+            }
+        }
+    }
+
+    /// Receive one frame if one is waiting (one system call), else Ok(None).
+    fn recv_now(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        // SAFETY: sockaddr_ll is plain old data; recvfrom writes at most `len` bytes into
+        // `buf` and at most `alen` bytes into `from`.
+        let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        let mut alen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+        let n = unsafe {
+            libc::recvfrom(
+                self.fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_DONTWAIT,
+                &mut from as *mut libc::sockaddr_ll as *mut libc::sockaddr,
+                &mut alen,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) {
+                return Ok(None);
+            }
+            return Err(e);
+        }
+        if from.sll_pkttype == libc::PACKET_OUTGOING {
+            return Ok(Some(0));
+        }
+        Ok(Some(n as usize))
+    }
+}

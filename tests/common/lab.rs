@@ -1,0 +1,518 @@
+//! A lab of network namespaces around one `lossless tap` process, for the TAP tests.
+//!
+//! Every lab makes its own uniquely named namespaces (pid in the name), uses addresses in
+//! 198.18.0.0/15 only, sends traffic only between those namespaces, bounds every wait in
+//! time, and removes what it made (namespaces, processes it started, by pid) in `Drop`, even
+//! when a test fails. Without root, /dev/net/tun, ping or iperf3 the tests print why and
+//! skip — except in CI (`CI` set), where skipping is a failure.
+//!
+//! A lab normally runs with a [`Hog`]: a busy loop on every core, so that what the tests
+//! assert (nothing lost, rates held) holds on a machine that is busy, not just an idle one.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A unicast MAC behind port 0 that no host owns: frames to it cross the switch and are
+/// dropped by the receiving kernel at L2, the cheapest sink (the load tests measure the
+/// switch, not the receiver's UDP stack).
+pub const SINK_MAC: &str = "02:00:00:00:0f:01";
+
+/// TAP tests share the machine's two cores; run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn missing() -> Option<String> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if uid.as_deref() != Some("0") {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Some("/dev/net/tun is missing".into());
+    }
+    for tool in ["ip", "ping", "iperf3", "nsenter"] {
+        if Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {tool}"))
+            .output()
+            .map_or(true, |o| !o.status.success())
+        {
+            return Some(format!("`{tool}` is not installed (.ci/run installs it)"));
+        }
+    }
+    None
+}
+
+/// Ok(guard) when the tests can run; None after printing why they are skipped.
+pub fn prerequisites() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "TAP tests cannot run in CI: {why}"
+        );
+        eprintln!("skipping TAP test: {why}");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Run `args`, panicking only if it cannot be started.
+pub fn sh(args: &[&str]) -> Output {
+    Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Run `args`, which must succeed.
+pub fn must(args: &[&str]) {
+    let o = sh(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A busy loop on every core while it lives (killed, by pid, on drop).
+pub struct Hog {
+    procs: Vec<Child>,
+}
+
+impl Hog {
+    /// One busy-loop process per core.
+    pub fn start() -> Hog {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let procs = (0..n)
+            .map(|_| {
+                Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("sh")
+            })
+            .collect();
+        Hog { procs }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        for p in &mut self.procs {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+    }
+}
+
+/// The switch a lab runs: `ports` ports at `speed`, priority 3 lossless with the headroom
+/// the TAP cable needs, a static FDB entry for [`SINK_MAC`] on port 0, and `forwarding`
+/// extra keys (e.g. `fdb_aging: 1s`).
+pub struct SwitchSpec<'a> {
+    /// Ports.
+    pub ports: usize,
+    /// Speed of each.
+    pub speed: &'a str,
+    /// Pipeline latency.
+    pub pipeline_latency: &'a str,
+    /// Extra keys of `forwarding:` (", key: value" form), or "".
+    pub forwarding: &'a str,
+}
+
+impl SwitchSpec<'static> {
+    /// `ports` ports at `speed`, a 2 µs pipeline, nothing extra.
+    pub fn new(ports: usize, speed: &'static str) -> SwitchSpec<'static> {
+        SwitchSpec {
+            ports,
+            speed,
+            pipeline_latency: "2us",
+            forwarding: "",
+        }
+    }
+}
+
+/// A lab of namespaces around one `lossless tap` process.
+pub struct Lab {
+    /// Unique tag (prefix of every name).
+    pub tag: String,
+    /// Namespaces it made (and deletes).
+    pub namespaces: Vec<String>,
+    /// Processes it started (and kills).
+    pub procs: Vec<Child>,
+    /// The switch process.
+    pub switch: Option<Child>,
+    /// Its temp directory.
+    pub dir: PathBuf,
+    _hog: Option<Hog>,
+}
+
+impl Lab {
+    /// An empty lab; with `hog`, a busy loop on every core while it lives.
+    pub fn new(tag: &str, hog: bool) -> Lab {
+        let tag = format!("{tag}{}", std::process::id() % 100_000);
+        let dir = std::env::temp_dir().join(format!("lossless-tap-{tag}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        Lab {
+            tag,
+            namespaces: Vec::new(),
+            procs: Vec::new(),
+            switch: None,
+            dir,
+            _hog: hog.then(Hog::start),
+        }
+    }
+
+    /// A lab (with a hog) of a `ports`-port switch at `speed` and a host on every port.
+    pub fn with_hosts(tag: &str, ports: usize, speed: &str, pipeline_latency: &str) -> Lab {
+        let spec = SwitchSpec {
+            ports,
+            speed,
+            pipeline_latency,
+            forwarding: "",
+        };
+        Lab::with(tag, true, &spec, &[])
+    }
+
+    /// A lab of switch `spec` (run with `args` besides the defaults), a host on every
+    /// port, with or without a hog.
+    pub fn with(tag: &str, hog: bool, spec: &SwitchSpec, args: &[&str]) -> Lab {
+        let mut lab = Lab::new(tag, hog);
+        lab.start_switch(spec, args);
+        for i in 0..spec.ports {
+            lab.add_host(i);
+        }
+        lab
+    }
+
+    /// Namespace of host `i`.
+    pub fn ns(&self, i: usize) -> String {
+        format!("lossless-{}-{i}", self.tag)
+    }
+
+    /// TAP of port `i`.
+    pub fn tap(&self, i: usize) -> String {
+        format!("{}t{i}", self.tag)
+    }
+
+    /// Address of host `i`.
+    pub fn ip(i: usize) -> String {
+        format!("198.18.0.{}", i + 1)
+    }
+
+    /// Where the switch writes its JSON report.
+    pub fn report_path(&self) -> PathBuf {
+        self.dir.join("report.json")
+    }
+
+    /// Start `lossless tap` on switch `spec` with `args`; wait for its TAPs.
+    pub fn start_switch(&mut self, spec: &SwitchSpec, args: &[&str]) {
+        let cfg = format!(
+            "# test switch\nswitches:\n  - name: vsw\n    ports: {{count: {}, speed: {}, mtu: 1518, tap_prefix: {}t}}\n    pipeline_latency: {}\n\
+             \x20   buffer:\n      pools:\n        ingress_lossless_pool: {{type: ingress, size: 8MB}}\n        ingress_lossy_pool: {{type: ingress, size: 1MB}}\n\
+             \x20       egress_lossless_pool: {{type: egress, size: 8MB, mode: static}}\n        egress_lossy_pool: {{type: egress, size: 1MB}}\n\
+             \x20     profiles:\n        pg_lossless: {{pool: ingress_lossless_pool, dynamic_th: -2, xoff: 480KB, xon_offset: 64KB}}\n\
+             \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 8MB}}\n      pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
+             \x20   qos:\n      pfc_enable: [3]\n\
+             \x20   forwarding: {{mode: l2, fdb: [{{mac: \"{SINK_MAC}\", port: Ethernet0}}]{}}}\n",
+            spec.ports, spec.speed, self.tag, spec.pipeline_latency, spec.forwarding
+        );
+        let path = self.dir.join("switch.yaml");
+        std::fs::write(&path, cfg).unwrap();
+        let report = self.report_path();
+        let child = Command::new(env!("CARGO_BIN_EXE_lossless"))
+            .args(["tap", path.to_str().unwrap(), "--quiet", "--json"])
+            .arg(report)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        self.switch = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while (0..spec.ports)
+            .any(|i| !Path::new(&format!("/sys/class/net/{}", self.tap(i))).exists())
+        {
+            assert!(Instant::now() < deadline, "TAP devices did not appear");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Namespace i with TAP i moved in, addressed 198.18.0.(i+1)/24, IPv6 off.
+    pub fn add_host(&mut self, i: usize) {
+        let (ns, tap) = (self.ns(i), self.tap(i));
+        must(&["ip", "netns", "add", &ns]);
+        self.namespaces.push(ns.clone());
+        must(&["ip", "link", "set", &tap, "netns", &ns]);
+        for cmd in [
+            vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
+            vec!["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
+            vec!["ip", "link", "set", "lo", "up"],
+            vec![
+                "ip",
+                "addr",
+                "add",
+                &format!("{}/24", Lab::ip(i)),
+                "dev",
+                &tap,
+            ],
+            vec!["ip", "link", "set", &tap, "up"],
+        ] {
+            let mut full = vec!["ip", "netns", "exec", &ns];
+            full.extend(cmd);
+            must(&full);
+        }
+    }
+
+    /// Set host `i`'s side of its TAP `up` or `down`, as the host would.
+    pub fn set_host_link(&self, i: usize, state: &str) {
+        let tap = self.tap(i);
+        let o = self.exec(i, &["ip", "link", "set", &tap, state]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// Delete host `i`'s namespace (and with it its TAP).
+    pub fn delete_host(&mut self, i: usize) {
+        let ns = self.ns(i);
+        must(&["ip", "netns", "del", &ns]);
+        self.namespaces.retain(|n| *n != ns);
+    }
+
+    /// Run `args` in host `i`'s namespace.
+    pub fn exec(&self, i: usize, args: &[&str]) -> Output {
+        let ns = self.ns(i);
+        let mut full = vec!["ip", "netns", "exec", &ns];
+        full.extend_from_slice(args);
+        sh(&full)
+    }
+
+    /// Start `args` in host `i`'s namespace; returns its handle.
+    pub fn spawn(&mut self, i: usize, args: &[&str]) -> usize {
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns(i)])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        self.procs.push(child);
+        self.procs.len() - 1
+    }
+
+    /// Wait (bounded) for a spawned process and return its stdout.
+    pub fn wait(&mut self, k: usize, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(_status) = self.procs[k].try_wait().unwrap() {
+                let mut out = String::new();
+                if let Some(mut s) = self.procs[k].stdout.take() {
+                    std::io::Read::read_to_string(&mut s, &mut out).unwrap();
+                }
+                return out;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "process {k} did not finish in {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Ping host `to` from host `from` `count` times, `interval` s apart; the loss in %.
+    pub fn ping(&self, from: usize, to: usize, count: u32, interval: &str) -> f64 {
+        loss_percent(&self.exec(
+            from,
+            &[
+                "ping",
+                "-c",
+                &count.to_string(),
+                "-i",
+                interval,
+                "-W",
+                "1",
+                &Lab::ip(to),
+            ],
+        ))
+    }
+
+    /// Send `sig` to the switch (by pid).
+    pub fn signal_switch(&self, sig: &str) {
+        let pid = self
+            .switch
+            .as_ref()
+            .expect("switch running")
+            .id()
+            .to_string();
+        must(&["kill", &format!("-{sig}"), &pid]);
+    }
+
+    /// Stop the switch with `sig`, wait for a clean exit, return its JSON report.
+    pub fn stop_switch_with(&mut self, sig: &str) -> Value {
+        self.signal_switch(sig);
+        let mut child = self.switch.take().expect("switch running");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "switch did not stop on SIG{sig}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+        }
+        assert!(status.success(), "switch exited with {status}: {err}");
+        serde_json::from_str(&std::fs::read_to_string(self.report_path()).unwrap()).unwrap()
+    }
+
+    /// SIGTERM the switch, wait for a clean exit, return its JSON report.
+    pub fn stop_switch(&mut self) -> Value {
+        self.stop_switch_with("TERM")
+    }
+
+    /// iperf3 client in namespace `from` toward a one-off server in `to`; Gbit/s received.
+    pub fn iperf3_tcp(&mut self, from: usize, to: usize, port: u16, seconds: u32) -> f64 {
+        let srv = self.spawn(
+            to,
+            &[
+                "iperf3",
+                "-s",
+                "-1",
+                "-B",
+                &Lab::ip(to),
+                "-p",
+                &port.to_string(),
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let o = self.exec(
+            from,
+            &[
+                "iperf3",
+                "-c",
+                &Lab::ip(to),
+                "-p",
+                &port.to_string(),
+                "-t",
+                &seconds.to_string(),
+                "-J",
+            ],
+        );
+        self.wait(srv, Duration::from_secs(seconds as u64 + 10));
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&o.stderr)));
+        v["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .expect("iperf3 result")
+            / 1e9
+    }
+
+    /// Start `lossless gen` in host `i`'s namespace toward [`SINK_MAC`] with `args` added.
+    pub fn gen(&mut self, i: usize, args: &[&str]) -> usize {
+        let (iface, dst) = (self.tap(i), format!("{SINK_MAC}/{}", Lab::ip(0)));
+        let src = Lab::ip(i);
+        let mut full = vec![
+            env!("CARGO_BIN_EXE_lossless"),
+            "gen",
+            "--iface",
+            &iface,
+            "--dst",
+            &dst,
+            "--src-ip",
+            &src,
+        ];
+        full.extend_from_slice(args);
+        self.spawn(i, &full)
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for p in self.procs.iter_mut() {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+        if let Some(mut s) = self.switch.take() {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+        for ns in &self.namespaces {
+            let _ = sh(&["ip", "netns", "del", ns]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The loss in % that ping printed.
+pub fn loss_percent(ping: &Output) -> f64 {
+    let text = String::from_utf8_lossy(&ping.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("packet loss"))
+        .unwrap_or_else(|| panic!("ping said: {text}"));
+    let pct = line.split(',').find(|p| p.contains("packet loss")).unwrap();
+    pct.trim()
+        .trim_end_matches("packet loss")
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .unwrap()
+}
+
+/// The accounting a TAP run's JSON must balance: frames read are frames the switch
+/// received; its ledger balances; every frame it sent out of a port was written to the
+/// TAP, failed (link down) or overran the writer's queue; and, where the kernel's counters
+/// were read, the kernel counted as handed over exactly the frames the switch read (what
+/// the host sent besides went to the ring's `host_tx_dropped`).
+pub fn assert_accounted(r: &Value) {
+    let sw = &r["switches"][0];
+    let tap = &r["tap"];
+    let u = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"));
+    let ports = sw["ports"].as_array().unwrap();
+    let rx: u64 = ports.iter().map(|p| u(&p["rx_packets"])).sum();
+    assert_eq!(u(&tap["read_frames"]), rx, "read = received: {tap}");
+    let l = &sw["ledger"];
+    assert_eq!(
+        u(&l["received"]),
+        u(&l["consumed"]) + u(&l["dropped_on_receive"]) + u(&l["forwarded"]),
+        "{l}"
+    );
+    assert_eq!(u(&l["copies"]), u(&l["refused"]) + u(&l["queued"]), "{l}");
+    assert_eq!(
+        u(&l["queued"]),
+        u(&l["sent"]) + u(&l["dropped_from_queue"]) + u(&l["still_queued"]),
+        "{l}"
+    );
+    let drops: u64 = sw["drops_by_reason"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(u)
+        .sum();
+    assert_eq!(
+        drops,
+        u(&l["dropped_on_receive"]) + u(&l["refused"]) + u(&l["dropped_from_queue"]),
+        "{l}"
+    );
+    for (p, t) in ports.iter().zip(tap["ports"].as_array().unwrap()) {
+        let out = u(&t["written_frames"]) + u(&t["write_errors"]) + u(&t["write_overruns"]);
+        assert_eq!(
+            u(&p["tx_packets"]),
+            out,
+            "{} sent = written + failed: {t}",
+            p["port"]
+        );
+        assert_eq!(u(&t["read_frames"]), u(&p["rx_packets"]), "{t}");
+        if let Some(k) = t["kernel"].as_object() {
+            assert_eq!(u(&k["host_tx_packets"]), u(&t["read_frames"]), "{t}");
+            assert!(u(&k["host_rx_packets"]) <= u(&t["written_frames"]), "{t}");
+        }
+    }
+}
