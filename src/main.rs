@@ -54,7 +54,7 @@ enum Command {
     /// Reads the file's (single) switch; `ports: {count: 2, speed: 1G, tap_prefix: ll}` opens
     /// ll0 and ll1. Move the TAPs into network namespaces and bring them up (README, "TAP
     /// switch"). Each port is shaped to its speed, so queues, PFC and ECN happen with real
-    /// traffic. Each TAP's kernel ring is bounded (256 frames) and so is each port's read
+    /// traffic. Each TAP's kernel ring is bounded (1024 frames) and so is each port's read
     /// queue: `lossless check` prints the headroom that covers them. SIGINT, SIGTERM or
     /// SIGHUP stop it cleanly: the read queues are drained, the writers finish, the report
     /// is printed and --json written; the report accounts for every frame read, written,

@@ -122,7 +122,7 @@ fn frames_lost_in_a_taps_kernel_ring_are_counted_from_the_kernels_counters() {
     let mut lab = Lab::with_hosts("k", 2, "1G", "2us");
     let g = lab.gen(1, &["--dscp", "0", "--rate", "1G", "--duration", "1s"]);
     std::thread::sleep(Duration::from_millis(200));
-    // Freeze the switch for 300 ms: 24,000 frames at 1G meet a 256-frame ring.
+    // Freeze the switch for 300 ms: 24,000 frames at 1G meet a 1024-frame ring.
     lab.signal_switch("STOP");
     std::thread::sleep(Duration::from_millis(300));
     lab.signal_switch("CONT");

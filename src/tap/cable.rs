@@ -11,7 +11,11 @@ use lossless_buffer_model::Bytes;
 /// Transmit queue length `lossless tap` gives each TAP: the kernel ring between the host's
 /// stack and our reads. A host that keeps sending while it is full loses frames there,
 /// counted by the kernel (`tx_dropped` on the host's side) and reported by `lossless tap`.
-pub const RING_FRAMES: u32 = 256;
+/// 1024 frames (Linux's own default, now a known bound) are 12.5 ms of 1518-byte frames at
+/// 1G: on a shared virtual machine a reader thread can be held up for several
+/// milliseconds (measured: up to 6.4 ms with a busy loop on every core), and a host that
+/// honours PFC must not lose frames meanwhile.
+pub const RING_FRAMES: u32 = 1024;
 /// Bytes (frames as read, without FCS) that may wait between a port's reader and the
 /// pipeline thread.
 pub const READ_QUEUE_BYTES: usize = 64 * 1024;
@@ -40,12 +44,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_1518_byte_mtu_needs_310_frames_of_six_cells() {
-        // 256 in the ring, 65,536 / 1,514 = 43 in the read queue, 3 in hand; 6 cells each.
-        assert_eq!(cells_for_frames(1518, Bytes(256)), 302 * 6);
+    fn a_1518_byte_mtu_needs_1078_frames_of_six_cells() {
+        // 1024 in the ring, 65,536 / 1,514 = 43 in the read queue, 3 in hand; 6 cells each.
+        assert_eq!(cells_for_frames(1518, Bytes(256)), 1070 * 6);
         // Worse: 1281-byte frames also take 6 cells, and 51 of them fit the read queue.
-        assert_eq!(worst_cells(1518, Bytes(256)), (310 * 6, 1281));
-        // 64-byte frames: 256 + 1,092 + 3 frames of one cell.
-        assert_eq!(cells_for_frames(64, Bytes(256)), 1351);
+        assert_eq!(worst_cells(1518, Bytes(256)), (1078 * 6, 1281));
+        // 64-byte frames: 1024 + 1,092 + 3 frames of one cell.
+        assert_eq!(cells_for_frames(64, Bytes(256)), 2119);
     }
 }

@@ -34,8 +34,51 @@ pub fn lossless(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// With `LOSSLESS_RECORD_RUNS=DIR` (scripts/compare-outputs.sh), keep a copy of the
+/// scenario `file` (paths into this test's temp directory made relative) and the arguments
+/// it runs with, so that two builds can replay it.
+fn record(file: &Path, args: &[&str]) {
+    let Ok(dir) = std::env::var("LOSSLESS_RECORD_RUNS") else {
+        return;
+    };
+    use std::io::Write;
+    let dir = PathBuf::from(dir);
+    let tmp_dir = format!("{}/", tmp("x").parent().unwrap().display());
+    let text = std::fs::read_to_string(file).unwrap().replace(&tmp_dir, "");
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!(
+        "t{}-{n:03}-{}",
+        std::process::id(),
+        file.file_name().unwrap().to_string_lossy()
+    );
+    std::fs::write(dir.join(&name), text).unwrap();
+    let mut kept = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "--pcap-dir" | "--json" => {
+                it.next();
+            }
+            _ => kept.push(*a),
+        }
+    }
+    let mut line = name;
+    for a in kept {
+        line.push('\t');
+        line.push_str(a);
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("runs.tsv"))
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
 /// Run `lossless run FILE --json OUT --quiet ARGS…` and parse the JSON report.
 pub fn run(file: &Path, out: &str, args: &[&str]) -> Value {
+    record(file, args);
     let json = tmp(out);
     let o = Command::new(env!("CARGO_BIN_EXE_lossless"))
         .arg("run")
