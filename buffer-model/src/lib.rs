@@ -4,6 +4,7 @@
 //! no clock: time is always an argument.
 //!
 //! * [`units`]: `Time` (ps), `Rate` (bit/s), `Bytes`, `Length`; wire time and pause quanta.
+//! * [`named`]: the words that name the values of closed types (YAML, CLI, reports).
 //! * [`headroom`]: minimum PFC headroom from speed, cable, MTU and peer response.
 //! * [`mmu`]: pools, reserved space, dynamic/static thresholds, PFC headroom, admission.
 //! * [`pfc`]: pause timers (reaction) and XOFF/XON generation with refresh.
@@ -13,6 +14,7 @@
 
 pub mod headroom;
 pub mod mmu;
+pub mod named;
 pub mod pfc;
 pub mod scheduler;
 pub mod units;
@@ -20,4 +22,5 @@ pub mod watchdog;
 pub mod wred;
 
 pub use mmu::PRIORITIES;
+pub use named::{Named, WordError};
 pub use units::{Bytes, Length, Rate, Time};

@@ -26,6 +26,11 @@ pub enum PoolKind {
     Egress,
 }
 
+impl crate::named::Named for PoolKind {
+    const WORDS: &'static [(&'static str, PoolKind)] =
+        &[("ingress", PoolKind::Ingress), ("egress", PoolKind::Egress)];
+}
+
 /// How a PG or queue's shared-space limit is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Threshold {
@@ -33,6 +38,29 @@ pub enum Threshold {
     Dynamic(i8),
     /// Static limit on this user's shared use, in bytes.
     Static(Bytes),
+}
+
+impl Threshold {
+    /// The shared-space limit of a user alone in an empty pool of `pool` bytes: α·S with
+    /// α = 2^n, or static_th.
+    pub fn limit_at_empty(self, pool: Bytes) -> Bytes {
+        match self {
+            Threshold::Static(t) => t,
+            Threshold::Dynamic(n) if n >= 0 => Bytes(pool.get() << n),
+            Threshold::Dynamic(n) => Bytes(pool.get() >> -n),
+        }
+    }
+
+    /// Where a user filling the pool alone stops, its XOFF point for a lossless PG: the x
+    /// with x = α·(S − x), i.e. α·S/(1 + α), in exact integer arithmetic; or static_th.
+    pub fn xoff_point(self, pool: Bytes) -> Bytes {
+        let s = pool.get();
+        match self {
+            Threshold::Static(t) => t,
+            Threshold::Dynamic(n) if n >= 0 => Bytes((s << n) / ((1 << n) + 1)),
+            Threshold::Dynamic(n) => Bytes(s / ((1 << -n) + 1)),
+        }
+    }
 }
 
 /// PFC headroom and hysteresis of a lossless PG profile.

@@ -18,6 +18,14 @@ pub enum WatchdogAction {
     Alert,
 }
 
+impl crate::named::Named for WatchdogAction {
+    const WORDS: &'static [(&'static str, WatchdogAction)] = &[
+        ("drop", WatchdogAction::Drop),
+        ("forward", WatchdogAction::Forward),
+        ("alert", WatchdogAction::Alert),
+    ];
+}
+
 /// Watchdog settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WatchdogConfig {

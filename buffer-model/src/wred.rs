@@ -30,6 +30,11 @@ pub enum MarkAt {
     Dequeue,
 }
 
+impl crate::named::Named for MarkAt {
+    const WORDS: &'static [(&'static str, MarkAt)] =
+        &[("enqueue", MarkAt::Enqueue), ("dequeue", MarkAt::Dequeue)];
+}
+
 /// One colour's RED curve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Curve {

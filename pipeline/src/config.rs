@@ -5,7 +5,7 @@ use lossless_buffer_model::mmu::{PoolSpec, ProfileSpec};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::watchdog::WatchdogConfig;
 use lossless_buffer_model::wred::WredProfile;
-use lossless_buffer_model::{Bytes, Length, Rate, Time, PRIORITIES};
+use lossless_buffer_model::{Bytes, Length, Named, Rate, Time, PRIORITIES};
 
 /// One front-panel port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +38,11 @@ pub enum Trust {
     Dscp,
     /// VLAN PCP through `dot1p_to_tc` (untagged frames: TC 0).
     Dot1p,
+}
+
+impl Named for Trust {
+    const WORDS: &'static [(&'static str, Trust)] =
+        &[("dscp", Trust::Dscp), ("dot1p", Trust::Dot1p)];
 }
 
 /// QoS maps and PFC settings (SONiC names).
@@ -80,6 +85,31 @@ impl QosConfig {
     pub fn priorities_of_queue(&self, q: u8) -> u8 {
         (0..PRIORITIES).fold(0u8, |m, t| m | ((self.tc_to_queue[t] == q) as u8) << t)
     }
+
+    /// The traffic class of a frame with IP `dscp` (None: not IP, or too deep a VLAN stack
+    /// to read) and outer VLAN `pcp` (None: untagged): by the trusted field, else PCP,
+    /// else class 0.
+    pub fn classify(&self, dscp: Option<u8>, pcp: Option<u8>) -> u8 {
+        match (self.trust, dscp, pcp) {
+            (Trust::Dscp, Some(d), _) => self.dscp_to_tc[d as usize],
+            (_, _, Some(p)) => self.dot1p_to_tc[p as usize],
+            _ => 0,
+        }
+    }
+
+    /// PGs that carry a PFC-enabled priority: the lossless ones.
+    pub fn lossless_pgs(&self) -> u8 {
+        (0..PRIORITIES)
+            .filter(|t| self.pfc_enable & (1 << t) != 0)
+            .fold(0, |m, t| m | 1 << self.tc_to_pg[t])
+    }
+
+    /// Queues that carry a PFC-enabled priority: the lossless ones.
+    pub fn lossless_queues(&self) -> u8 {
+        (0..PRIORITIES)
+            .filter(|t| self.pfc_enable & (1 << t) != 0)
+            .fold(0, |m, t| m | 1 << self.tc_to_queue[t])
+    }
 }
 
 /// An ECMP / DLB group member: the port and the next hop's MAC.
@@ -100,6 +130,14 @@ pub enum GroupMode {
     PerPacket,
     /// Always the first member.
     Fixed,
+}
+
+impl Named for GroupMode {
+    const WORDS: &'static [(&'static str, GroupMode)] = &[
+        ("hash", GroupMode::Hash),
+        ("per_packet", GroupMode::PerPacket),
+        ("fixed", GroupMode::Fixed),
+    ];
 }
 
 /// A next-hop group.
@@ -137,11 +175,6 @@ pub struct Route {
 pub fn v4_key(a: [u8; 4]) -> u128 {
     0xFFFF_0000_0000u128 | u32::from_be_bytes(a) as u128
 }
-
-/// Learned FDB entries a switch keeps by default.
-pub const DEFAULT_FDB_SIZE: usize = 16_384;
-/// How long a learned FDB entry lives after its MAC was last seen (SONiC's 600 s).
-pub const DEFAULT_FDB_AGING: Time = Time::from_ms(600_000);
 
 /// Forwarding mode.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,9 +3,8 @@
 //! ingress pool with dynamic thresholds and per-PG headroom. Scenario files get their
 //! defaults from the YAML loader instead; these only save hand-building a `SwitchConfig`.
 
-use crate::config::{
-    Forwarding, PortConfig, QosConfig, SwitchConfig, Trust, DEFAULT_FDB_AGING, DEFAULT_FDB_SIZE,
-};
+use crate::config::{Forwarding, PortConfig, QosConfig, SwitchConfig, Trust};
+use crate::wire::addr::MacAddr;
 use lossless_buffer_model::mmu::{Headroom, PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::{Bytes, Length, Rate, Time, PRIORITIES};
@@ -25,20 +24,8 @@ pub fn identity8() -> [u8; PRIORITIES] {
     core::array::from_fn(|i| i as u8)
 }
 
-/// Base MAC of the `index`-th switch of a scenario when the file gives none (locally
-/// administered unicast): `02:4c:4c:ii:ii:00`, so that every switch's ports differ.
-pub fn switch_base_mac(index: usize) -> [u8; 6] {
-    [0x02, 0x4C, 0x4C, (index >> 8) as u8, index as u8, 0x00]
-}
-
-/// MAC of port `i` of a switch whose base MAC is `base`: the base plus `i`, as a 48-bit
-/// number (None past ff:ff:ff:ff:ff:ff).
-pub fn port_mac(base: [u8; 6], i: usize) -> Option<[u8; 6]> {
-    let mut b = [0u8; 8];
-    b[2..].copy_from_slice(&base);
-    let n = u64::from_be_bytes(b).checked_add(i as u64)?;
-    (n < 1 << 48).then(|| n.to_be_bytes()[2..].try_into().expect("6 bytes"))
-}
+/// Base MAC of a preset switch (locally administered): port i has this + i.
+const PRESET_MAC: MacAddr = MacAddr([0x02, 0x4C, 0x4C, 0x00, 0x00, 0x00]);
 
 /// `n` ports at `speed` with 2 m cables; buffer: 256-byte cells, a 16 MB lossless ingress
 /// pool (α = 1, 32 KiB headroom per lossless PG), a 16 MB static egress lossless pool and
@@ -51,7 +38,7 @@ pub fn basic(n: usize, speed: Rate) -> SwitchConfig {
             cable: Length(2_000),
             delay: None,
             mtu: 9216,
-            mac: port_mac(switch_base_mac(0), i).expect("64 ports fit"),
+            mac: PRESET_MAC.offset(i).expect("64 ports fit").0,
         })
         .collect();
     let pools = vec![
@@ -144,8 +131,8 @@ pub fn basic(n: usize, speed: Rate) -> SwitchConfig {
         },
         forwarding: Forwarding::L2 {
             static_fdb: Vec::new(),
-            fdb_size: DEFAULT_FDB_SIZE,
-            fdb_aging: DEFAULT_FDB_AGING,
+            fdb_size: 16_384,
+            fdb_aging: Time::from_ms(600_000),
         },
         seed: 1,
     }

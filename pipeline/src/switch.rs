@@ -13,7 +13,7 @@
 //! previous frame has finished serializing (`(len + 20) × 8` bit times), so both the
 //! simulator and the TAP engine get line-rate shaping from the same code.
 
-use crate::config::{v4_key, Forwarding, SwitchConfig, Trust};
+use crate::config::{v4_key, Forwarding, SwitchConfig};
 use crate::counters::{Ledger, PortCounters, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
 use crate::forward::{Fdb, L2Decision, Lpm};
@@ -344,11 +344,7 @@ impl Switch {
             } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset)),
             _ => (None, 0, IpAt::None),
         };
-        let tc = match (q.trust, dscp, pcp) {
-            (Trust::Dscp, Some(d), _) => q.dscp_to_tc[d as usize],
-            (_, _, Some(p)) => q.dot1p_to_tc[p as usize],
-            _ => 0,
-        };
+        let tc = q.classify(dscp, pcp);
         let m = &mut pkt.meta;
         m.in_port = port as u16;
         m.tc = tc;

@@ -24,6 +24,14 @@ pub enum PfcMode {
     Ignore,
 }
 
+impl lossless_buffer_model::Named for PfcMode {
+    const WORDS: &'static [(&'static str, PfcMode)] = &[
+        ("honor", PfcMode::Honor),
+        ("honour", PfcMode::Honor),
+        ("ignore", PfcMode::Ignore),
+    ];
+}
+
 /// A bounded receive buffer drained at a fixed rate (a slow receiver).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RxBuffer {
@@ -326,6 +334,27 @@ impl Host {
     /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
     pub fn busy_time(&self, t: Time) -> Time {
         self.counters.busy_before(t, self.busy_until)
+    }
+
+    /// Act on everything due at `now`: deadlines (XON of the receive buffer, PFC refresh),
+    /// then every frame the NIC may start by `now`, handed to `emit` (one per call in
+    /// virtual time; a catch-up burst in wall-clock time).
+    pub fn poll_due(&mut self, now: Time, mut emit: impl FnMut(Packet)) {
+        self.handle_timeout(now);
+        while self.next_transmit().is_some_and(|t| t <= now) {
+            match self.poll_transmit(now) {
+                Some(pkt) => emit(pkt),
+                None => break,
+            }
+        }
+    }
+
+    /// Bring the link up or down; down forgets the pauses the peer had asked for.
+    pub fn set_link(&mut self, up: bool, now: Time) {
+        self.link_up = up;
+        if !up {
+            self.pause.clear(now);
+        }
     }
 
     /// Time priority `p` has been paused up to `now`.

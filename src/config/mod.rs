@@ -1,17 +1,25 @@
-//! Scenario and switch configuration: YAML schema ([`raw`]), resolution with defaults and
-//! validation ([`resolve`]), and errors that name file, line, key and rule ([`error`]).
+//! Scenario and switch files: the YAML schema ([`schema`]), resolution into typed,
+//! validated, defaulted configuration ([`resolve`], with [`switch`] and [`topology`]), the
+//! defaults ([`defaults`]), and diagnostics that name file, line, key and rule ([`diag`]).
+//! This module reads the file; everything below it works on values.
 //!
 //! YAML is read with `serde-saphyr` (pure Rust, panic-free, errors with line and snippet;
 //! `serde_yaml` is deprecated, RUSTSEC-2024-0320).
 
-pub mod common;
-pub mod error;
-pub mod raw;
+pub mod defaults;
+pub mod diag;
 pub mod resolve;
-pub mod sim;
+pub mod scenario;
+pub mod schema;
+pub mod switch;
+pub mod topology;
+pub mod values;
 
-pub use error::{ConfigError, ConfigWarning};
-pub use resolve::{Scenario, SwitchSpec};
+pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
+pub use scenario::{
+    Action, EventSpec, FlowDef, HostSpec, LinkSpec, Measure, Outputs, PcapOut, PortRef, RunSpec,
+    Scenario, SwitchSpec, Target, TimeseriesOut,
+};
 
 use std::path::Path;
 
@@ -27,7 +35,8 @@ pub struct Loaded {
 /// Read and resolve the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let text = std::fs::read_to_string(path).map_err(|e| Diag {
+        severity: Severity::Error,
         file: file.clone(),
         line: None,
         key: String::new(),
@@ -39,9 +48,10 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     parse(&file, &stem, &text)
 }
 
-/// Resolve scenario `text` read from `file` (named in errors).
+/// Resolve scenario `text` read from `file` (named in errors; `stem` names default outputs).
 pub fn parse(file: &str, stem: &str, text: &str) -> Result<Loaded, ConfigError> {
-    let raw: raw::ScenarioFile = serde_saphyr::from_str(text).map_err(|e| yaml_error(file, &e))?;
+    let raw: schema::ScenarioFile =
+        serde_saphyr::from_str(text).map_err(|e| yaml_error(file, &e))?;
     let (scenario, warnings) = resolve::resolve(file, stem, raw)?;
     Ok(Loaded { scenario, warnings })
 }
@@ -57,7 +67,8 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> ConfigError {
         }
         _ => text,
     };
-    ConfigError {
+    Diag {
+        severity: Severity::Error,
         file: file.to_string(),
         line,
         key: String::new(),

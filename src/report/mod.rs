@@ -1,7 +1,9 @@
-//! Human- and machine-readable output: the `check` plan, and the JSON and text reports of
-//! a run.
+//! What a run reports: the report as data ([`model`], design §7), filled from the models
+//! ([`json`]), rendered as text ([`text`]); and the `check` plan ([`plan`]) and the
+//! progress bar ([`progress`]).
 
 pub mod json;
+pub mod model;
 pub mod plan;
 pub mod progress;
 pub mod text;

@@ -1,27 +1,37 @@
 //! `lossless run`: the deterministic virtual-time engine.
 //!
 //! One thread, one event queue ordered by (time, sequence). Switches and host NICs are
-//! sans-IO state machines; the engine moves frames between them over links (wire time at
-//! the sender's port speed + propagation), wakes each node at its next deadline, applies
-//! scheduled events, samples time series and writes pcap. Same scenario + seed ⇒ the same
-//! events in the same order ⇒ byte-identical outputs.
+//! sans-IO state machines driven with `receive` and `poll_due`; the engine moves frames
+//! between them over links (wire time at the sender's port speed + propagation), wakes each
+//! node at its next deadline, applies the scenario's scheduled events, and lets its
+//! observers write pcap and CSV. Same scenario + seed ⇒ the same events in the same order ⇒
+//! byte-identical outputs.
+//!
+//! * [`build`]: the nodes, from the scenario; [`cabling`]: who is cabled to whom.
+//! * [`bound`]: when the run ends; [`queue`]: the event queue.
+//! * [`observers`]: pcap captures and the time series ([`timeseries`]).
+//! * [`outcome`]: the read-only view of a finished run that the report reads.
 
+pub mod bound;
+pub mod build;
+pub mod cabling;
+pub mod observers;
+pub mod outcome;
 pub mod queue;
 pub mod timeseries;
-pub mod topology;
 
-use crate::config::sim::{Action, EventSpec, Measure, Target, DEFAULT_SNAPLEN};
-use crate::config::Scenario;
+use crate::config::{Action, EventSpec, Measure, Scenario, Target};
 use crate::measure::{Samples, Window};
+use cabling::{Cabling, Node, Peer};
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::pfc::is_pfc;
 use lossless_pipeline::{Packet, Switch};
-use lossless_ports::flow::{FlowRx, FlowTx, Limit};
+use lossless_ports::flow::FlowRx;
 use lossless_ports::host::{Host, Received};
-use lossless_sys::capture::Capture;
+use observers::Observers;
+pub use observers::OutputFiles;
 use queue::{EventQueue, Next};
 use std::path::PathBuf;
-use topology::{Node, Peer};
 
 /// Same-time wakes of one node after which the engine assumes a stuck deadline and moves on
 /// by a picosecond (counted as a stall; never expected).
@@ -36,8 +46,8 @@ enum Ev {
         link: u32,
         pkt: Packet,
     },
-    /// A scheduled scenario event (index).
-    User(u32),
+    /// The scenario's scheduled event (index into its events).
+    Scheduled(u32),
     /// Take a time-series sample.
     Sample,
     /// The measurement window opens (true) or closes (false): sample every port.
@@ -51,7 +61,7 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Override the scenario's duration.
     pub duration: Option<Time>,
-    /// Override where pcap files go.
+    /// Override where pcap files go (all switch ports when the scenario names none).
     pub pcap_dir: Option<PathBuf>,
     /// Show a progress bar (only on a terminal, only after a second of wall time).
     pub progress: bool,
@@ -63,7 +73,6 @@ pub struct SwitchNode {
     pub sw: Switch,
     /// Peer of each port (None: nothing cabled).
     pub peers: Vec<Option<Peer>>,
-    captures: Vec<Option<Capture>>,
     same_time_wakes: u32,
 }
 
@@ -99,57 +108,13 @@ pub struct EngineStats {
     pub wall_time_s: f64,
 }
 
-/// A simulation built from a scenario.
-pub struct Sim {
-    /// The scenario as resolved.
-    pub scenario: Scenario,
-    /// Seed in use.
-    pub seed: u64,
-    /// End of the run.
-    pub end: Time,
-    /// Stop as soon as all finite flows are delivered and the network is idle.
-    until_idle: bool,
-    now: Time,
-    queue: EventQueue<Ev>,
-    /// Switches.
-    pub switches: Vec<SwitchNode>,
-    /// Hosts.
-    pub hosts: Vec<HostNode>,
-    /// Receiver statistics per flow (index = flow id − 1).
-    pub flows_rx: Vec<FlowRx>,
-    flow_dst: Vec<usize>,
-    flow_src: Vec<usize>,
-    links_up: Vec<bool>,
-    in_flight: u64,
-    events: Vec<EventSpec>,
-    sampler: Option<timeseries::Sampler>,
-    measure: Measure,
-    /// Port samples where the measurement window opened.
-    window_open: Option<(Time, Samples)>,
-    /// Port samples where the measurement window closed.
-    window_close: Option<(Time, Samples)>,
-    /// Files the run writes (besides the JSON report).
-    pub files: OutputFiles,
-    /// Engine counters.
-    pub stats: EngineStats,
-}
-
-/// The output files of a run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OutputFiles {
-    /// One pcap file per captured port.
-    pub pcap: Vec<PathBuf>,
-    /// The CSV time series.
-    pub timeseries: Option<PathBuf>,
-}
-
-/// Why a run could not start.
+/// Why a run could not start, or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
     /// Nothing bounds the run.
     #[error("{0}")]
     Unbounded(String),
-    /// An output file could not be created.
+    /// An output file could not be created or written.
     #[error("{path}: {source}")]
     Output {
         /// The file.
@@ -159,149 +124,63 @@ pub enum SimError {
     },
 }
 
+/// A simulation built from a scenario.
+pub struct Sim {
+    scenario: Scenario,
+    seed: u64,
+    end: Time,
+    until_idle: bool,
+    now: Time,
+    queue: EventQueue<Ev>,
+    switches: Vec<SwitchNode>,
+    hosts: Vec<HostNode>,
+    cabling: Cabling,
+    flows_rx: Vec<FlowRx>,
+    links_up: Vec<bool>,
+    in_flight: u64,
+    observers: Observers,
+    measure: Measure,
+    /// Port samples where the measurement window opened and closed.
+    window_open: Option<(Time, Samples)>,
+    window_close: Option<(Time, Samples)>,
+    /// Frames a node starts in one wake-up (kept to reuse its allocation).
+    outbox: Vec<(usize, Packet)>,
+    stats: EngineStats,
+}
+
 impl Sim {
-    /// Build the simulation: switches with static FDB entries toward every host, hosts with
-    /// their flows, links, captures and the time-series writer.
-    pub fn new(mut scenario: Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
+    /// Build the simulation of `scenario`: its end, nodes, cabling and output files.
+    pub fn new(scenario: Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
         let seed = opts.seed.unwrap_or(scenario.seed);
-        let duration = opts.duration.or(scenario.duration);
-        let all_finite = scenario
-            .sim
-            .flows
-            .iter()
-            .all(|f| f.spec.limit != Limit::Unbounded || f.spec.stop.is_some());
-        let (end, until_idle) = match duration {
-            Some(d) => (d, false),
-            None if all_finite
-                && !scenario.sim.flows.is_empty()
-                && scenario
-                    .switches
-                    .iter()
-                    .all(|s| s.config.qos.pfcwd.is_none()) =>
-            {
-                (Time::MAX, true)
-            }
-            None => {
-                return Err(SimError::Unbounded(format!(
-                "scenario `{}` has no duration and {}: give `duration:` in the file or --duration",
-                scenario.name,
-                if scenario.sim.flows.is_empty() {
-                    "no flows"
-                } else if all_finite {
-                    "a PFC watchdog that polls forever"
-                } else {
-                    "flows without size, packets or stop"
-                }
-            )))
-            }
-        };
-        topology::install_host_routes(&mut scenario);
-        let wiring = topology::wire(&scenario);
-        // `--pcap-dir` without `outputs.pcap` in the file captures every switch port.
-        let pcap = match (&scenario.sim.outputs.pcap, &opts.pcap_dir) {
-            (Some(p), dir) => Some((
-                p.ports.clone(),
-                p.snaplen,
-                dir.clone().unwrap_or(p.dir.clone()),
-            )),
-            (None, Some(dir)) => {
-                let all = (0..scenario.switches.len())
-                    .flat_map(|s| (0..scenario.switches[s].config.ports.len()).map(move |p| (s, p)))
-                    .collect();
-                Some((all, DEFAULT_SNAPLEN, dir.clone()))
-            }
-            (None, None) => None,
-        };
-        let mut files = OutputFiles::default();
-        let mut switches = Vec::new();
-        for (si, spec) in scenario.switches.iter().enumerate() {
-            let mut cfg = spec.config.clone();
-            cfg.seed = seed.wrapping_add(si as u64);
-            let n = cfg.ports.len();
-            let mut captures: Vec<Option<Capture>> = (0..n).map(|_| None).collect();
-            if let Some((ports, snaplen, dir)) = &pcap {
-                for &(s, port) in ports {
-                    if s == si {
-                        let path = dir.join(format!("{}-{}.pcap", cfg.name, cfg.ports[port].name));
-                        let cap = Capture::create(&path, *snaplen).map_err(|source| {
-                            SimError::Output {
-                                path: path.clone(),
-                                source,
-                            }
-                        })?;
-                        captures[port] = Some(cap);
-                        files.pcap.push(path);
-                    }
-                }
-            }
-            switches.push(SwitchNode {
-                sw: Switch::new(cfg),
-                peers: wiring.switch_peers[si].clone(),
-                captures,
-                same_time_wakes: 0,
-            });
-        }
-        let mut hosts = Vec::new();
-        for (hi, h) in scenario.sim.hosts.iter().enumerate() {
-            let flows: Vec<FlowTx> = scenario
-                .sim
-                .flows
-                .iter()
-                .filter(|f| f.src == hi)
-                .map(|f| FlowTx::new(f.spec.clone()).expect("frame sizes validated by the config"))
-                .collect();
-            let speed: Rate = scenario.switches[h.attach.0].config.ports[h.attach.1].speed;
-            let host = Host::new(h.name.clone(), h.mac, speed, h.nic, flows);
-            hosts.push(HostNode {
-                host,
-                peer: wiring.host_peers[hi],
-                same_time_wakes: 0,
-            });
-        }
-        files.timeseries = scenario
-            .sim
-            .outputs
-            .timeseries
-            .as_ref()
-            .map(|t| t.csv.clone());
-        let sampler = match &scenario.sim.outputs.timeseries {
-            Some(ts) => Some(timeseries::Sampler::create(&ts.csv, ts.interval).map_err(
-                |source| SimError::Output {
-                    path: ts.csv.clone(),
-                    source,
-                },
-            )?),
-            None => None,
-        };
-        let measure = scenario.sim.measure;
+        let b = bound::bound(&scenario, opts.duration.or(scenario.duration))?;
+        let cabling = Cabling::of(&scenario);
+        let switches = build::switches(&scenario, seed, &cabling);
+        let hosts = build::hosts(&scenario, &cabling);
+        let observers = Observers::create(&scenario, opts)?;
+        let measure = scenario.run.measure;
         let flows_rx = scenario
-            .sim
+            .run
             .flows
             .iter()
             .map(|_| FlowRx::new(measure.from, measure.to.unwrap_or(Time::MAX)))
             .collect();
-        let flow_dst = scenario.sim.flows.iter().map(|f| f.dst).collect();
-        let flow_src = scenario.sim.flows.iter().map(|f| f.src).collect();
-        let events = scenario.sim.events.clone();
         Ok(Sim {
             seed,
-            end,
-            until_idle,
+            end: b.end,
+            until_idle: b.until_idle,
             now: Time::ZERO,
             queue: EventQueue::new(),
             switches,
             hosts,
+            links_up: vec![true; cabling.links],
+            cabling,
             flows_rx,
-            flow_dst,
-            flow_src,
-            links_up: vec![true; wiring.links],
             in_flight: 0,
-            events,
-            sampler,
+            observers,
             measure,
             window_open: None,
             window_close: None,
-            files,
+            outbox: Vec::new(),
             stats: EngineStats::default(),
             scenario,
         })
@@ -331,12 +210,12 @@ impl Sim {
     /// Run to the end; `progress` is called now and then with the fraction done.
     pub fn run(&mut self, mut progress: impl FnMut(f64)) -> Result<(), SimError> {
         let wall = std::time::Instant::now();
-        for (i, e) in self.events.iter().enumerate() {
+        for (i, e) in self.scenario.run.events.iter().enumerate() {
             if e.at <= self.end {
-                self.queue.push(e.at, Ev::User(i as u32));
+                self.queue.push(e.at, Ev::Scheduled(i as u32));
             }
         }
-        if self.sampler.is_some() {
+        if self.observers.sample_interval().is_some() {
             self.queue.push(Time::ZERO, Ev::Sample);
         }
         if self.measure.from == Time::ZERO {
@@ -373,9 +252,12 @@ impl Sim {
                     self.arrive(node, port as usize, link, pkt);
                 }
                 Next::Wake(i) => self.wake(self.node_of(i)),
-                Next::Event(Ev::User(i)) => self.user_event(i as usize),
+                Next::Event(Ev::Scheduled(i)) => self.scheduled_event(i as usize),
                 Next::Event(Ev::Sample) => self.sample()?,
                 Next::Event(Ev::Measure(open)) => self.sample_window(open),
+            }
+            if let Some(e) = self.observers.failure() {
+                return Err(e);
             }
             if self.stats.events & 0xFFFF == 0 {
                 progress(if self.until_idle {
@@ -397,20 +279,7 @@ impl Sim {
         if self.window_close.is_none() {
             self.sample_window(false);
         }
-        if let Some(s) = self.sampler.take() {
-            s.finish().map_err(|source| SimError::Output {
-                path: PathBuf::from("time series"),
-                source,
-            })?;
-        }
-        for s in &mut self.switches {
-            for c in s.captures.iter_mut().filter_map(Option::take) {
-                c.finish().map_err(|source| SimError::Output {
-                    path: PathBuf::from("pcap"),
-                    source,
-                })?;
-            }
-        }
+        self.observers.finish()?;
         self.stats.wall_time_s = wall.elapsed().as_secs_f64();
         Ok(())
     }
@@ -431,7 +300,7 @@ impl Sim {
 
     /// The measurement window as run (after `run`): from `measure.from` (or 0) to
     /// `measure.to` or the end of the run, whichever came first.
-    pub fn window(&self) -> Window {
+    fn window(&self) -> Window {
         let end = self.window_close.clone().unwrap_or_else(|| {
             let s = Samples::take(
                 self.switches.iter().map(|n| &n.sw),
@@ -469,47 +338,46 @@ impl Sim {
         let now = self.now;
         match node {
             Node::Switch(s) => {
-                let n = &mut self.switches[s as usize];
-                if let Some(c) = &mut n.captures[port] {
-                    let _ = c.record(now, &pkt);
-                }
-                n.sw.receive(port, pkt, now);
+                self.observers.frame(s as usize, port, now, &pkt);
+                self.switches[s as usize].sw.receive(port, pkt, now);
             }
-            Node::Host(h) => {
-                let hn = &mut self.hosts[h as usize];
-                match hn.host.receive(pkt, now) {
-                    Received::Data(pkt) => {
-                        let f = pkt.meta.flow as usize;
-                        if f == 0 || f > self.flows_rx.len() || self.flow_dst[f - 1] != h as usize {
-                            self.stats.misdelivered += 1;
-                            hn.host.recycle(pkt.data);
-                        } else {
-                            self.flows_rx[f - 1].record(&pkt, now, hn.host.speed);
-                            // The buffer goes back to the flow's sender, which needs it next.
-                            let src = self.flow_src[f - 1];
-                            self.hosts[src].host.recycle(pkt.data);
-                        }
-                    }
-                    Received::Pfc(buf) => hn.host.recycle(buf),
-                    Received::Dropped(pkt) => {
-                        self.stats.host_drops += 1;
-                        hn.host.recycle(pkt.data);
-                    }
-                }
-            }
+            Node::Host(h) => self.deliver(h as usize, pkt),
         }
         self.schedule(node);
     }
 
-    /// Put a frame that starts leaving `node`'s `port` now onto its link.
+    /// A frame's last bit reached host `h`'s NIC.
+    fn deliver(&mut self, h: usize, pkt: Packet) {
+        let now = self.now;
+        let hn = &mut self.hosts[h];
+        match hn.host.receive(pkt, now) {
+            Received::Data(pkt) => {
+                let f = pkt.meta.flow as usize;
+                let flows = &self.scenario.run.flows;
+                if f == 0 || f > flows.len() || flows[f - 1].dst != h {
+                    self.stats.misdelivered += 1;
+                    hn.host.recycle(pkt.data);
+                } else {
+                    self.flows_rx[f - 1].record(&pkt, now, hn.host.speed);
+                    // The buffer goes back to the flow's sender, which needs it next.
+                    let src = flows[f - 1].src;
+                    self.hosts[src].host.recycle(pkt.data);
+                }
+            }
+            Received::Pfc(buf) => hn.host.recycle(buf),
+            Received::Dropped(pkt) => {
+                self.stats.host_drops += 1;
+                hn.host.recycle(pkt.data);
+            }
+        }
+    }
+
+    /// Put a frame that starts leaving `from`'s `port` now onto its link.
     fn transmit(&mut self, from: Node, port: usize, pkt: Packet, speed: Rate) {
         let peer = match from {
             Node::Switch(s) => {
-                let n = &mut self.switches[s as usize];
-                if let Some(c) = &mut n.captures[port] {
-                    let _ = c.record(self.now, &pkt);
-                }
-                n.peers[port]
+                self.observers.frame(s as usize, port, self.now, &pkt);
+                self.switches[s as usize].peers[port]
             }
             Node::Host(h) => Some(self.hosts[h as usize].peer),
         };
@@ -540,33 +408,26 @@ impl Sim {
 
     fn wake(&mut self, node: Node) {
         let now = self.now;
+        let mut out = std::mem::take(&mut self.outbox);
         match node {
             Node::Switch(s) => {
-                let n = &mut self.switches[s as usize];
-                if n.sw.poll_timeout().is_some_and(|t| t <= now) {
-                    n.sw.handle_timeout(now);
-                }
-                for p in 0..n.sw.ports().len() {
-                    let n = &mut self.switches[s as usize];
-                    if n.sw.next_transmit(p).is_some_and(|t| t <= now) {
-                        if let Some(pkt) = n.sw.poll_transmit(p, now) {
-                            let speed = n.sw.config().ports[p].speed;
-                            self.transmit(node, p, pkt, speed);
-                        }
-                    }
+                let sw = &mut self.switches[s as usize].sw;
+                sw.poll_due(now, |port, pkt| out.push((port, pkt)));
+                for (port, pkt) in out.drain(..) {
+                    let speed = self.switches[s as usize].sw.config().ports[port].speed;
+                    self.transmit(node, port, pkt, speed);
                 }
             }
             Node::Host(h) => {
-                let n = &mut self.hosts[h as usize];
-                n.host.handle_timeout(now);
-                if n.host.next_transmit().is_some_and(|t| t <= now) {
-                    if let Some(pkt) = n.host.poll_transmit(now) {
-                        let speed = n.host.speed;
-                        self.transmit(node, 0, pkt, speed);
-                    }
+                let host = &mut self.hosts[h as usize].host;
+                let speed = host.speed;
+                host.poll_due(now, |pkt| out.push((0, pkt)));
+                for (_, pkt) in out.drain(..) {
+                    self.transmit(node, 0, pkt, speed);
                 }
             }
         }
+        self.outbox = out;
         self.schedule(node);
     }
 
@@ -604,62 +465,53 @@ impl Sim {
         }
     }
 
-    fn user_event(&mut self, i: usize) {
+    /// The scenario's `i`-th event happens now.
+    fn scheduled_event(&mut self, i: usize) {
         let now = self.now;
-        let ev = self.events[i].clone();
-        match (ev.target, ev.action) {
-            (Target::Switch((s, p)), Action::Tx(on)) => {
-                self.switches[s].sw.set_tx_enabled(p, on, now)
+        let EventSpec { target, action, .. } = self.scenario.run.events[i].clone();
+        match (target, action) {
+            (Target::Switch(p), Action::Tx(on)) => {
+                self.switches[p.switch].sw.set_tx_enabled(p.port, on, now)
             }
             (Target::Host(h), Action::Tx(on)) => self.hosts[h].host.tx_enabled = on,
             (target, Action::Link(up)) => {
-                let (link, ends) = topology::link_ends(&self.switches, &self.hosts, target);
+                let (link, ends) = self.cabling.link_ends(target);
                 if let Some(link) = link {
                     self.links_up[link as usize] = up;
                 }
-                for end in ends {
-                    match end {
-                        (Node::Switch(s), p) => {
-                            self.switches[s as usize].sw.set_link(p as usize, up, now)
+                for (node, port) in ends {
+                    match node {
+                        Node::Switch(s) => {
+                            self.switches[s as usize]
+                                .sw
+                                .set_link(port as usize, up, now)
                         }
-                        (Node::Host(h), _) => {
-                            let host = &mut self.hosts[h as usize].host;
-                            host.link_up = up;
-                            if !up {
-                                host.pause.clear(now);
-                            }
-                        }
+                        Node::Host(h) => self.hosts[h as usize].host.set_link(up, now),
                     }
-                    self.schedule(end.0);
+                    self.schedule(node);
                 }
             }
-            (Target::Switch((s, p)), Action::Inject(data, len)) => {
-                let n = &mut self.switches[s];
+            (Target::Switch(p), Action::Inject(data, len)) => {
                 let pkt = Packet::new(data, len);
-                if let Some(c) = &mut n.captures[p] {
-                    let _ = c.record(now, &pkt);
-                }
-                n.sw.receive(p, pkt, now);
+                self.observers.frame(p.switch, p.port, now, &pkt);
+                self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
             (Target::Host(_), Action::Inject(..)) => unreachable!("rejected by the config"),
         }
-        match ev.target {
-            Target::Switch((s, _)) => self.schedule(Node::Switch(s as u32)),
+        match target {
+            Target::Switch(p) => self.schedule(Node::Switch(p.switch as u32)),
             Target::Host(h) => self.schedule(Node::Host(h as u32)),
         }
     }
 
     fn sample(&mut self) -> Result<(), SimError> {
         let now = self.now;
-        let Some(s) = &mut self.sampler else {
+        let Some(interval) = self.observers.sample_interval() else {
             return Ok(());
         };
-        s.sample(now, &self.switches, &mut self.hosts)
-            .map_err(|source| SimError::Output {
-                path: PathBuf::from("time series"),
-                source,
-            })?;
-        let next = now + s.interval();
+        self.observers
+            .sample(now, &self.switches, &mut self.hosts)?;
+        let next = now + interval;
         if next <= self.end
             && !(self.until_idle && self.in_flight == 0 && now > Time::ZERO && self.idle())
         {

@@ -15,11 +15,10 @@
 
 pub mod cable;
 pub mod inbox;
+mod report;
 pub mod threads;
 
 use crate::config::SwitchSpec;
-use crate::measure::{Samples, Window};
-use crate::report::json::{measure, switch_report, Totals};
 use crossbeam_channel::{bounded, Sender, TrySendError};
 use inbox::Inbox;
 use lossless_buffer_model::Time;
@@ -28,7 +27,6 @@ use lossless_pipeline::{Packet, Switch};
 use lossless_sys::kernel::{tap_state, TapCounters};
 use lossless_sys::sched::Realtime;
 use lossless_sys::tap::Tap;
-use serde_json::{json, Value};
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -142,6 +140,8 @@ pub struct TapSwitch {
     realtime: bool,
     /// stdout still takes stats lines (false once it is closed, e.g. `| head`).
     stats_out: bool,
+    /// Wake-ups of the pipeline thread (the report's `events`).
+    wakeups: u64,
 }
 
 impl TapSwitch {
@@ -202,6 +202,7 @@ impl TapSwitch {
             link_changes: 0,
             realtime: false,
             stats_out: true,
+            wakeups: 0,
         })
     }
 
@@ -247,6 +248,7 @@ impl TapSwitch {
             } else {
                 until_due.clamp(MIN_WAIT, MAX_WAIT)
             };
+            self.wakeups += 1;
             for (port, e) in self.inbox.take(TAKE_BATCH, wait, !busy, &mut frames) {
                 self.port_gone(port, &e);
             }
@@ -443,86 +445,5 @@ impl TapSwitch {
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
             self.stats_out = false;
         }
-    }
-
-    /// The JSON report (design §7 contract; no flows or hosts in TAP mode), with a `tap`
-    /// section that accounts for every frame read and written.
-    pub fn report(&self) -> Value {
-        let end = self.now();
-        let mut t = Totals::default();
-        let window = Window {
-            from: Time::ZERO,
-            to: end,
-            start: Samples::take([&self.sw], [], Time::ZERO).zeroed(),
-            end: Samples::take([&self.sw], [], end),
-        };
-        let sw = switch_report(&self.sw, 0, end, &window, &mut t);
-        let get = |f: fn(&PortIoStats) -> &std::sync::atomic::AtomicU64| -> u64 {
-            self.ports
-                .iter()
-                .map(|p| PortIoStats::get(f(&p.stats)))
-                .sum()
-        };
-        let kernel_sum = |f: fn(&TapCounters) -> u64| -> u64 {
-            self.ports
-                .iter()
-                .filter_map(|p| p.kernel.as_ref().map(f))
-                .sum()
-        };
-        let ports: Vec<Value> = self
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let s = &p.stats;
-                json!({
-                    "port": self.sw.config().ports[i].name,
-                    "tap": p.tap.name(),
-                    "state": p.state.name(),
-                    "read_frames": PortIoStats::get(&s.read_frames),
-                    "written_frames": PortIoStats::get(&s.written_frames),
-                    "write_errors": PortIoStats::get(&s.write_errors),
-                    "write_overruns": PortIoStats::get(&s.write_overruns),
-                    "kernel": p.kernel.map(|k| json!({
-                        "host_tx_packets": k.host_tx_packets,
-                        "host_tx_dropped": k.host_tx_dropped,
-                        "host_rx_packets": k.host_rx_packets,
-                        "host_rx_dropped": k.host_rx_dropped,
-                    })),
-                })
-            })
-            .collect();
-        let gone: Vec<&str> = self
-            .ports
-            .iter()
-            .filter(|p| p.state == PortState::Gone)
-            .map(|p| p.tap.name())
-            .collect();
-        json!({
-            "name": self.sw.config().name,
-            "seed": self.sw.config().seed,
-            "sim_time_ps": end.as_ps(),
-            "measure": measure(&window),
-            "wall_time_s": self.start.elapsed().as_secs_f64(),
-            "events": 0,
-            "totals": t.json(),
-            "switches": [sw],
-            "flows": [],
-            "hosts": [],
-            "tap": {
-                "read_frames": get(|s| &s.read_frames),
-                "written_frames": get(|s| &s.written_frames),
-                "write_errors": get(|s| &s.write_errors),
-                "write_overruns": get(|s| &s.write_overruns),
-                "queued_at_exit": self.sw.queued_frames(),
-                "kernel_ring_drops": kernel_sum(|k| k.host_tx_dropped),
-                "host_rx_drops": kernel_sum(|k| k.host_rx_dropped),
-                "ports": ports,
-                "ports_gone": gone,
-                "max_read_queue_bytes": self.inbox.high_water(),
-                "link_changes": self.link_changes,
-                "realtime": self.realtime,
-            },
-        })
     }
 }

@@ -1,0 +1,81 @@
+//! What the subcommands share: value parsers, loading a scenario, writing output that may
+//! meet a closed pipe, and stopping on signals.
+
+use lossless_buffer_model::{Rate, Time};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A wall-clock duration such as `5s` or `100us`.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let t = s.parse::<Time>().map_err(|e| e.to_string())?;
+    Ok(Duration::from_nanos(t.as_ps() / 1000))
+}
+
+/// A period above 0.
+pub fn period(s: &str) -> Result<Duration, String> {
+    match duration(s)? {
+        d if d.is_zero() => Err("a period needs to be above 0, such as 1s".into()),
+        d => Ok(d),
+    }
+}
+
+/// A virtual-time run length above 0.
+pub fn run_length(s: &str) -> Result<Time, String> {
+    match s.parse::<Time>().map_err(|e| e.to_string())? {
+        Time::ZERO => Err("a run needs a length above 0, such as 2ms".into()),
+        t => Ok(t),
+    }
+}
+
+/// A rate in bits per second.
+pub fn rate(s: &str) -> Result<Rate, String> {
+    s.parse()
+        .map_err(|e: lossless_buffer_model::units::UnitError| e.to_string())
+}
+
+/// Load a scenario, printing its warnings; None (after printing the error) when it is bad.
+pub fn load(file: &Path) -> Option<crate::config::Loaded> {
+    match crate::config::load(file) {
+        Ok(l) => {
+            for w in &l.warnings {
+                eprintln!("warning: {w}");
+            }
+            Some(l)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
+/// Print `text` on stdout; a closed stdout (`| head`) is not an error worth a panic.
+pub fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+/// Write `report` as pretty JSON to `path` (its directory created).
+pub fn write_json(path: &Path, report: &serde_json::Value) -> std::io::Result<()> {
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d)?;
+    }
+    let text = serde_json::to_string_pretty(report).expect("a JSON value serializes") + "\n";
+    std::fs::write(path, text)
+}
+
+/// A flag set by SIGINT, SIGTERM or SIGHUP.
+pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    Ok(stop)
+}

@@ -1,0 +1,89 @@
+//! `lossless tap`: the switch between real hosts, one TAP per port, until stopped.
+
+use super::args::{duration, load, period, print_out, stop_on_signals, write_json};
+use clap::Args;
+use lossless_sys::sched::Realtime;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct TapArgs {
+    /// Switch YAML file (its one switch is served).
+    file: PathBuf,
+    /// Print a counters line this often (e.g. 1s; above 0). A closed stdout (`| head`) only
+    /// ends the lines.
+    #[arg(long, value_parser = period)]
+    stats: Option<Duration>,
+    /// Write the JSON report here when stopping.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Stop by itself after this long (default: until SIGINT, SIGTERM or SIGHUP).
+    #[arg(long, value_parser = duration)]
+    duration: Option<Duration>,
+    /// No report on stdout when stopping.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Real-time priority (SCHED_FIFO) for the engine's threads: auto (when allowed), on
+    /// (required) or off. Without it a busy machine delays the threads, and frames wait
+    /// longer between the TAPs and the switch.
+    #[arg(long, default_value = "auto")]
+    realtime: Realtime,
+}
+
+pub fn exec(a: TapArgs) -> ExitCode {
+    let Some(loaded) = load(&a.file) else {
+        return ExitCode::FAILURE;
+    };
+    let sc = &loaded.scenario;
+    if sc.switches.len() != 1 {
+        eprintln!(
+            "error: {}: `lossless tap` serves one switch; the file has {}",
+            a.file.display(),
+            sc.switches.len()
+        );
+        return ExitCode::FAILURE;
+    }
+    let stop = match stop_on_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot handle signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let spec = &sc.switches[0];
+    let mut sw = match crate::tap::TapSwitch::open(spec, a.realtime) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", a.file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let taps: Vec<_> = spec.taps.iter().flatten().cloned().collect();
+    print_out(&format!(
+        "lossless tap: switch `{}` serving {} (stop with Ctrl-C)\n",
+        spec.config.name,
+        taps.join(", ")
+    ));
+    let opts = crate::tap::TapOptions {
+        stats: a.stats,
+        duration: a.duration,
+        realtime: a.realtime,
+    };
+    if let Err(e) = sw.serve(&stop, &opts) {
+        sw.shutdown();
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    let report = sw.report().to_value();
+    if let Some(path) = &a.json {
+        if let Err(e) = write_json(path, &report) {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if !a.quiet {
+        print_out(&crate::report::text::render(&report));
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,175 @@
+//! What a scenario file resolves to: typed, validated, defaulted — no strings past this
+//! point except names for reports. The switches are what every engine needs; [`RunSpec`]
+//! is what `lossless run` adds around them (hosts, links, flows, events, outputs, the
+//! measurement window).
+
+use lossless_buffer_model::Time;
+use lossless_pipeline::config::SwitchConfig;
+use lossless_ports::flow::FlowSpec;
+use lossless_ports::host::NicConfig;
+use std::path::PathBuf;
+
+/// A resolved scenario file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    /// Name (the file stem if not given).
+    pub name: String,
+    /// Seed.
+    pub seed: u64,
+    /// Run length, if given.
+    pub duration: Option<Time>,
+    /// Switches.
+    pub switches: Vec<SwitchSpec>,
+    /// Hosts, links, flows, events, outputs and the measurement window (`lossless run`).
+    pub run: RunSpec,
+}
+
+/// One switch, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchSpec {
+    /// What the pipeline needs.
+    pub config: SwitchConfig,
+    /// TAP device per port (`lossless tap`), when named.
+    pub taps: Vec<Option<String>>,
+    /// Profile name per (port, PG), for reports.
+    pub pg_profile_names: Vec<String>,
+    /// Profile name per (port, queue), for reports.
+    pub queue_profile_names: Vec<String>,
+    /// The buffer plan was the built-in default.
+    pub default_buffer: bool,
+}
+
+/// A switch port of a scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PortRef {
+    /// Switch index.
+    pub switch: usize,
+    /// Port index on it.
+    pub port: usize,
+}
+
+/// What `lossless run` adds around the switches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunSpec {
+    /// Hosts.
+    pub hosts: Vec<HostSpec>,
+    /// Switch-to-switch links.
+    pub links: Vec<LinkSpec>,
+    /// Flows.
+    pub flows: Vec<FlowDef>,
+    /// Events, in time order.
+    pub events: Vec<EventSpec>,
+    /// Output files.
+    pub outputs: Outputs,
+    /// Measurement window.
+    pub measure: Measure,
+}
+
+/// A host, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSpec {
+    /// Name.
+    pub name: String,
+    /// MAC.
+    pub mac: [u8; 6],
+    /// IPv4 address.
+    pub ip: [u8; 4],
+    /// The switch port it is cabled to.
+    pub attach: PortRef,
+    /// NIC settings.
+    pub nic: NicConfig,
+}
+
+/// A switch-to-switch link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    /// One end.
+    pub a: PortRef,
+    /// Other end.
+    pub b: PortRef,
+    /// One-way propagation.
+    pub propagation: Time,
+}
+
+/// A flow, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowDef {
+    /// Generator settings and headers.
+    pub spec: FlowSpec,
+    /// Sending host index.
+    pub src: usize,
+    /// Receiving host index.
+    pub dst: usize,
+}
+
+/// Where a scheduled event acts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A switch port.
+    Switch(PortRef),
+    /// A host NIC.
+    Host(usize),
+}
+
+/// What a scheduled event does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Enable or disable the transmitter.
+    Tx(bool),
+    /// Bring the link up or down (both ends).
+    Link(bool),
+    /// Deliver a frame (bytes held, declared length) as if received.
+    Inject(Vec<u8>, u32),
+}
+
+/// A scheduled event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSpec {
+    /// When.
+    pub at: Time,
+    /// Where.
+    pub target: Target,
+    /// What.
+    pub action: Action,
+}
+
+/// pcap output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PcapOut {
+    /// Ports to capture.
+    pub ports: Vec<PortRef>,
+    /// Bytes kept per frame.
+    pub snaplen: u32,
+    /// Directory.
+    pub dir: PathBuf,
+}
+
+/// Time-series output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeseriesOut {
+    /// Sampling interval.
+    pub interval: Time,
+    /// CSV path.
+    pub csv: PathBuf,
+}
+
+/// Output files.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// JSON report.
+    pub json: Option<PathBuf>,
+    /// pcap capture.
+    pub pcap: Option<PcapOut>,
+    /// CSV time series.
+    pub timeseries: Option<TimeseriesOut>,
+}
+
+/// The measurement window: throughput, utilisation, pause fractions and latency
+/// percentiles are computed over `[from, to]` (steady state, without start-up transients).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measure {
+    /// Start of the window.
+    pub from: Time,
+    /// End of the window (None: the end of the run).
+    pub to: Option<Time>,
+}

@@ -1,0 +1,291 @@
+//! `buffer:` of a switch: the cell, pools, profiles, and which profile each PG and queue of
+//! every port uses; `total` is checked against what the plan carves out. Profiles are
+//! resolved in [`super::profiles`]; a switch without `buffer` gets [`super::default_plan`].
+
+use super::profiles::{self, Profiles};
+use crate::config::defaults;
+use crate::config::diag::{Diag, Diags, Key};
+use crate::config::schema::{BufferRaw, PoolMode, Val};
+use crate::config::values::{line, list_or_none};
+use lossless_buffer_model::mmu::{PoolKind, PoolSpec, ProfileSpec, Threshold};
+use lossless_buffer_model::{Bytes, Named, PRIORITIES};
+use lossless_pipeline::config::{PortConfig, QosConfig};
+use std::collections::BTreeMap;
+
+type Result<T> = std::result::Result<T, Diag>;
+
+/// A buffer plan: pools and one profile per (port, PG) and (port, queue).
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Cell size.
+    pub cell: Bytes,
+    /// Pools.
+    pub pools: Vec<PoolSpec>,
+    /// Profile of each (port, PG), index `port * 8 + pg`.
+    pub pg_profiles: Vec<ProfileSpec>,
+    /// Profile of each (port, queue).
+    pub queue_profiles: Vec<ProfileSpec>,
+    /// Profile names, for reports.
+    pub pg_names: Vec<String>,
+    /// Profile names, for reports.
+    pub queue_names: Vec<String>,
+    /// Where each profile is defined, for warnings.
+    pub profile_lines: BTreeMap<String, Option<u64>>,
+}
+
+impl Plan {
+    /// Add one port's PG and queue profiles.
+    pub fn push_port(
+        &mut self,
+        pgs: impl IntoIterator<Item = (ProfileSpec, String)>,
+        queues: impl IntoIterator<Item = (ProfileSpec, String)>,
+    ) {
+        for (spec, name) in pgs {
+            self.pg_profiles.push(spec);
+            self.pg_names.push(name);
+        }
+        for (spec, name) in queues {
+            self.queue_profiles.push(spec);
+            self.queue_names.push(name);
+        }
+    }
+}
+
+/// The plan of switch `sw` from its `buffer:`.
+pub fn resolve(
+    d: &Diags,
+    sw: &Key,
+    b: &Val<BufferRaw>,
+    ports: &[PortConfig],
+    qos: &QosConfig,
+) -> Result<Plan> {
+    let k = sw.at("buffer");
+    let cell: Bytes = d
+        .opt_unit(&b.value.cell, &k.at("cell"))?
+        .unwrap_or(defaults::CELL);
+    if cell.get() < 64 || cell.get() > 65_536 {
+        return d.error(
+            b.value.cell.as_ref().and_then(line),
+            &k.at("cell"),
+            format!("{cell}: a cell is 64 B–64 KiB"),
+        );
+    }
+    let (pools, modes) = pools(d, &k, b, cell)?;
+    let profiles = profiles::resolve(d, &k, b, &pools, &modes)?;
+    // Lossy defaults for PGs and queues nobody named.
+    let lossy_default = |kind: PoolKind, preferred: &str, what: &str| -> Result<ProfileSpec> {
+        let Some(pool) = pools
+            .iter()
+            .position(|p| p.name == preferred)
+            .or_else(|| pools.iter().position(|p| p.kind == kind))
+        else {
+            return d.error(
+                line(&b.value.pools),
+                &k.at("pools"),
+                format!("needs at least one {what} pool"),
+            );
+        };
+        let threshold = match modes[pool] {
+            PoolMode::Static => Threshold::Static(pools[pool].size),
+            PoolMode::Dynamic => Threshold::Dynamic(defaults::LOSSY_DYNAMIC_TH),
+        };
+        Ok(ProfileSpec {
+            pool,
+            reserved: Bytes(0),
+            threshold,
+            headroom: None,
+        })
+    };
+    let pg_default = lossy_default(PoolKind::Ingress, "ingress_lossy_pool", "ingress")?;
+    let q_default = lossy_default(PoolKind::Egress, "egress_lossy_pool", "egress")?;
+    let pgs = assign(
+        d,
+        &k,
+        &b.value.pg,
+        "pg",
+        PoolKind::Ingress,
+        &pools,
+        &profiles,
+        (&pg_default, "pg_lossy_default"),
+    )?;
+    let queues = assign(
+        d,
+        &k,
+        &b.value.queue,
+        "queue",
+        PoolKind::Egress,
+        &pools,
+        &profiles,
+        (&q_default, "q_lossy_default"),
+    )?;
+    // Every PFC-enabled priority needs a lossless PG.
+    for t in (0..PRIORITIES).filter(|t| qos.pfc_enable & (1 << t) != 0) {
+        let pg = qos.tc_to_pg[t] as usize;
+        if pgs[pg].0.headroom.is_none() {
+            return d.error(pgs[pg].2, &k.at("pg").at(&pg.to_string()), format!("PFC is enabled on priority {t}, which maps to PG {pg}, but profile `{}` has no xoff: a PFC priority needs a lossless PG profile", pgs[pg].1));
+        }
+    }
+    let mut plan = Plan {
+        cell,
+        pools,
+        profile_lines: profiles.iter().map(|(n, (_, l))| (n.clone(), *l)).collect(),
+        ..Plan::default()
+    };
+    for _ in ports {
+        plan.push_port(
+            pgs.iter().map(|(s, n, _)| (s.clone(), n.clone())),
+            queues.iter().map(|(s, n, _)| (s.clone(), n.clone())),
+        );
+    }
+    if let Some(total) = &b.value.total {
+        check_total(d, &k.at("total"), total, &plan)?;
+    }
+    Ok(plan)
+}
+
+/// The pools, and whether each is static or dynamic.
+fn pools(
+    d: &Diags,
+    k: &Key,
+    b: &Val<BufferRaw>,
+    cell: Bytes,
+) -> Result<(Vec<PoolSpec>, Vec<PoolMode>)> {
+    let mut pools = Vec::new();
+    let mut modes = Vec::new();
+    for (name, p) in &b.value.pools.value {
+        let kk = k.at("pools").at(name);
+        let kind: PoolKind = d.word(&p.value.kind, &kk.at("type"))?;
+        let size: Bytes = d.unit(&p.value.size, &kk.at("size"))?;
+        if size.get() < cell.get() {
+            return d.error(
+                line(&p.value.size),
+                &kk.at("size"),
+                format!("{size} is smaller than one cell ({cell})"),
+            );
+        }
+        let mode = d
+            .opt_word(&p.value.mode, &kk.at("mode"))?
+            .unwrap_or(PoolMode::Dynamic);
+        let xoff: Bytes = d
+            .opt_unit(&p.value.xoff, &kk.at("xoff"))?
+            .unwrap_or(Bytes(0));
+        if xoff.get() > 0 && kind == PoolKind::Egress {
+            return d.error(
+                p.value.xoff.as_ref().and_then(line),
+                &kk.at("xoff"),
+                "a shared headroom pool belongs to an ingress pool",
+            );
+        }
+        pools.push(PoolSpec {
+            name: name.clone(),
+            kind,
+            size,
+            xoff,
+        });
+        modes.push(mode);
+    }
+    Ok((pools, modes))
+}
+
+/// One profile per PG (or queue) 0–7 from a `{range: profile}` map; `default` for the
+/// rest. Each entry: (profile, its name, the line that named it).
+#[allow(clippy::too_many_arguments)]
+fn assign(
+    d: &Diags,
+    k: &Key,
+    map: &BTreeMap<String, Val<String>>,
+    what: &str,
+    kind: PoolKind,
+    pools: &[PoolSpec],
+    profiles: &Profiles,
+    default: (&ProfileSpec, &str),
+) -> Result<Vec<(ProfileSpec, String, Option<u64>)>> {
+    let mut out = vec![(default.0.clone(), default.1.to_string(), None); PRIORITIES];
+    let mut seen = 0u8;
+    for (range, name) in map {
+        let kk = k.at(what).at(range);
+        let mask = d.range(range, line(name), &kk)?;
+        if seen & mask != 0 {
+            let first = (0..8).find(|i| seen & mask & (1 << i) != 0).unwrap_or(0);
+            return d.error(
+                line(name),
+                &kk,
+                format!("{what} {first} is given a profile twice"),
+            );
+        }
+        seen |= mask;
+        let Some((spec, _)) = profiles.get(&name.value) else {
+            let known: Vec<_> = profiles.keys().cloned().collect();
+            return d.error(
+                line(name),
+                &kk,
+                format!(
+                    "unknown profile `{}` (defined: {})",
+                    name.value,
+                    list_or_none(&known)
+                ),
+            );
+        };
+        let pool = &pools[spec.pool];
+        if pool.kind != kind {
+            return d.error(
+                line(name),
+                &kk,
+                format!(
+                    "profile `{}` draws from {} pool `{}`; a {what} needs an {} pool",
+                    name.value,
+                    pool.kind.word(),
+                    pool.name,
+                    kind.word()
+                ),
+            );
+        }
+        for (i, slot) in out.iter_mut().enumerate() {
+            if mask & (1 << i) != 0 {
+                *slot = (spec.clone(), name.value.clone(), line(name));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Σ pools + Σ reservations + Σ per-PG headroom ≤ `total`.
+fn check_total(
+    d: &Diags,
+    k: &Key,
+    total_v: &Val<crate::config::schema::Scalar>,
+    plan: &Plan,
+) -> Result<()> {
+    let total: Bytes = d.unit(total_v, k)?;
+    let pools_sum: u64 = plan.pools.iter().map(|p| p.size.get() + p.xoff.get()).sum();
+    let reserved: u64 = plan
+        .pg_profiles
+        .iter()
+        .chain(&plan.queue_profiles)
+        .map(|p| p.reserved.get())
+        .sum();
+    // With a shared headroom pool the pool's xoff is the memory; a PG's xoff only bounds it.
+    let headroom: u64 = plan
+        .pg_profiles
+        .iter()
+        .filter(|p| plan.pools[p.pool].xoff.get() == 0)
+        .map(|p| p.headroom.map_or(0, |h| h.xoff.get()))
+        .sum();
+    let need = pools_sum + reserved + headroom;
+    if need > total.get() {
+        return d.error(
+            line(total_v),
+            k,
+            format!(
+                "pools {} + reservations {} + headroom {} = {} exceed the total {} by {} bytes",
+                Bytes(pools_sum),
+                Bytes(reserved),
+                Bytes(headroom),
+                Bytes(need),
+                total,
+                need - total.get()
+            ),
+        );
+    }
+    Ok(())
+}

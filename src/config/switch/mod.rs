@@ -1,0 +1,73 @@
+//! One switch of a scenario file, resolved: its ports, QoS, buffer plan (or the default
+//! one), forwarding, and the headroom warnings.
+
+pub mod buffer;
+pub mod default_plan;
+pub mod forwarding;
+pub mod headroom;
+pub mod ports;
+pub mod profiles;
+pub mod qos;
+
+use super::defaults;
+use super::diag::{Diag, Diags, Key};
+use super::scenario::SwitchSpec;
+use super::schema::{QosRaw, SwitchRaw};
+use super::values::line;
+use lossless_pipeline::config::SwitchConfig;
+
+/// The `index`-th switch of the file.
+pub fn resolve(d: &Diags, sw: &SwitchRaw, index: usize, seed: u64) -> Result<SwitchSpec, Diag> {
+    let name = sw.name.value.clone();
+    let key = Key::root(&name);
+    let base_mac = match &sw.mac {
+        None => defaults::switch_mac(index),
+        Some(m) => {
+            let mac = d.mac(m, &key.at("mac"))?;
+            if mac.is_multicast() {
+                return d.error(
+                    line(m),
+                    &key.at("mac"),
+                    format!("`{}` is a multicast address; a port's source MAC is unicast (first octet even)", m.value),
+                );
+            }
+            mac
+        }
+    };
+    let (ports, taps) = ports::resolve(d, &key, &sw.ports, base_mac)?;
+    let pipeline_latency = d
+        .opt_unit(&sw.pipeline_latency, &key.at("pipeline_latency"))?
+        .unwrap_or(defaults::PIPELINE_LATENCY);
+    let qos = qos::resolve(
+        d,
+        &key,
+        sw.qos.as_ref().map_or(&QosRaw::default(), |q| &q.value),
+    )?;
+    let plan = match &sw.buffer {
+        Some(b) => buffer::resolve(d, &key, b, &ports, &qos)?,
+        None => default_plan::plan(&ports, &qos),
+    };
+    headroom::check(d, &key, &ports, &taps, &plan);
+    let forwarding = match &sw.forwarding {
+        Some(f) => forwarding::resolve(d, &key, f, &ports)?,
+        None => forwarding::default_l2(),
+    };
+    Ok(SwitchSpec {
+        config: SwitchConfig {
+            name,
+            ports,
+            pipeline_latency,
+            cell: plan.cell,
+            pools: plan.pools,
+            pg_profiles: plan.pg_profiles,
+            queue_profiles: plan.queue_profiles,
+            qos,
+            forwarding,
+            seed,
+        },
+        taps,
+        pg_profile_names: plan.pg_names,
+        queue_profile_names: plan.queue_names,
+        default_buffer: sw.buffer.is_none(),
+    })
+}

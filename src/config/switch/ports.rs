@@ -1,0 +1,198 @@
+//! `ports:` of a switch, in either form — `{count, speed, cable, mtu, tap_prefix}` for
+//! uniform ports or a list of `{name, tap, speed, cable, delay, mtu}` — resolved by one
+//! loop: the uniform form is first spelled out as a list.
+
+use crate::config::defaults;
+use crate::config::diag::{Diag, Diags, Key};
+use crate::config::schema::{PortsRaw, Scalar, Val};
+use crate::config::values::line;
+use lossless_buffer_model::{Bytes, Length, Rate, Time};
+use lossless_pipeline::config::PortConfig;
+use lossless_pipeline::wire::addr::MacAddr;
+
+type Result<T> = std::result::Result<T, Diag>;
+
+/// Most ports a switch may have.
+pub const MAX_PORTS: usize = 64;
+
+/// One port as written (shared fields of the uniform form appear in every port).
+struct Draft<'a> {
+    key: Key,
+    line: Option<u64>,
+    name: Option<&'a Val<String>>,
+    tap: Option<String>,
+    speed: &'a Option<Val<Scalar>>,
+    cable: &'a Option<Val<Scalar>>,
+    delay: &'a Option<Val<Scalar>>,
+    mtu: &'a Option<Val<Scalar>>,
+}
+
+/// Spell out `p` as one draft per port.
+fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a>>> {
+    let n = match &p.value {
+        PortsRaw::Uniform(u) => u.count.value as usize,
+        PortsRaw::List(list) => list.len(),
+    };
+    if n == 0 || n > MAX_PORTS {
+        let (at, k) = match &p.value {
+            PortsRaw::Uniform(u) => (line(&u.count), key.at("count")),
+            PortsRaw::List(_) => (line(p), key.clone()),
+        };
+        return d.error(at, &k, format!("{n} ports: a switch has 1–{MAX_PORTS}"));
+    }
+    Ok(match &p.value {
+        PortsRaw::Uniform(u) => (0..n)
+            .map(|i| Draft {
+                key: key.clone(),
+                line: line(&u.count),
+                name: None,
+                tap: u.tap_prefix.as_ref().map(|t| format!("{}{i}", t.value)),
+                speed: &u.speed,
+                cable: &u.cable,
+                delay: &u.delay,
+                mtu: &u.mtu,
+            })
+            .collect(),
+        PortsRaw::List(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Draft {
+                key: key.index(i),
+                line: line(e),
+                name: e.value.name.as_ref(),
+                tap: e.value.tap.as_ref().map(|t| t.value.clone()),
+                speed: &e.value.speed,
+                cable: &e.value.cable,
+                delay: &e.value.delay,
+                mtu: &e.value.mtu,
+            })
+            .collect(),
+    })
+}
+
+/// The ports of switch `sw` (MACs from `base_mac` + index) and their TAP names.
+pub fn resolve(
+    d: &Diags,
+    sw: &Key,
+    p: &Val<PortsRaw>,
+    base_mac: MacAddr,
+) -> Result<(Vec<PortConfig>, Vec<Option<String>>)> {
+    let key = sw.at("ports");
+    let mut ports: Vec<PortConfig> = Vec::new();
+    let mut taps = Vec::new();
+    for (i, dr) in drafts(d, &key, p)?.into_iter().enumerate() {
+        let name = dr
+            .name
+            .map_or_else(|| format!("Ethernet{i}"), |n| n.value.clone());
+        if ports.iter().any(|p| p.name == name) {
+            return d.error(
+                dr.line,
+                &dr.key.at("name"),
+                format!("port name `{name}` is used twice"),
+            );
+        }
+        let speed: Rate = d
+            .opt_unit(dr.speed, &dr.key.at("speed"))?
+            .unwrap_or(defaults::SPEED);
+        let cable: Length = d
+            .opt_unit(dr.cable, &dr.key.at("cable"))?
+            .unwrap_or(defaults::CABLE);
+        let delay: Option<Time> = d.opt_unit(dr.delay, &dr.key.at("delay"))?;
+        if dr.cable.is_some() && delay.is_some() {
+            return d.error(dr.line, &dr.key, "give `cable` or `delay`, not both");
+        }
+        let mtu = mtu(d, dr.mtu, &dr.key.at("mtu"))?;
+        let Some(mac) = base_mac.offset(i) else {
+            return d.error(
+                line(p),
+                &sw.at("mac"),
+                format!("base MAC + port {i} runs past ff:ff:ff:ff:ff:ff"),
+            );
+        };
+        ports.push(PortConfig {
+            name,
+            speed,
+            cable,
+            delay,
+            mtu,
+            mac: mac.0,
+        });
+        taps.push(dr.tap);
+    }
+    Ok((ports, taps))
+}
+
+/// The largest frame, FCS included: 64–16383 bytes.
+fn mtu(d: &Diags, v: &Option<Val<Scalar>>, key: &Key) -> Result<u32> {
+    let Some(v) = v else {
+        return Ok(defaults::MTU);
+    };
+    let b: Bytes = d.unit(v, key)?;
+    if !(64..=16_383).contains(&b.get()) {
+        return d.error(
+            line(v),
+            key,
+            format!(
+                "{} bytes is outside 64–16383 (largest frame, FCS included)",
+                b.get()
+            ),
+        );
+    }
+    Ok(b.get() as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+
+    fn switch(ports: &str) -> String {
+        format!("switches:\n  - name: s\n    ports: {ports}\n")
+    }
+
+    #[test]
+    fn both_forms_give_the_same_ports() {
+        let u = parse(
+            "f.yaml",
+            "f",
+            &switch("{count: 2, speed: 25G, cable: 30m, tap_prefix: ll}"),
+        )
+        .unwrap();
+        let l = parse(
+            "f.yaml",
+            "f",
+            &switch("[{tap: ll0, speed: 25G, cable: 30m}, {tap: ll1, speed: 25G, cable: 30m}]"),
+        )
+        .unwrap();
+        let (a, b) = (&u.scenario.switches[0], &l.scenario.switches[0]);
+        assert_eq!(a.config.ports, b.config.ports);
+        assert_eq!(a.taps, b.taps);
+        assert_eq!(a.config.ports[1].mac, [0x02, 0x4C, 0x4C, 0, 0, 1]);
+    }
+
+    #[test]
+    fn each_rule_names_its_key() {
+        for (ports, expect) in [
+            (
+                "{count: 0}",
+                "f.yaml:3: s.ports.count: 0 ports: a switch has 1–64",
+            ),
+            (
+                "{count: 2, mtu: 20000}",
+                "f.yaml:3: s.ports.mtu: 20000 bytes is outside 64–16383",
+            ),
+            (
+                "[{name: a}, {name: a}]",
+                "f.yaml:3: s.ports[1].name: port name `a` is used twice",
+            ),
+            (
+                "[{cable: 2m, delay: 1us}]",
+                "f.yaml:3: s.ports[0]: give `cable` or `delay`, not both",
+            ),
+        ] {
+            let e = parse("f.yaml", "f", &switch(ports))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(expect), "{e}");
+        }
+    }
+}

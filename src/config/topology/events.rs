@@ -1,0 +1,177 @@
+//! `events:`: what happens at a virtual time — a transmitter disabled or enabled, a link
+//! down or up, a frame injected as if just received (a PFC frame, or any bytes in hex).
+
+use super::PatchPanel;
+use crate::config::diag::{Diag, Key};
+use crate::config::scenario::{Action, EventSpec, HostSpec, Target};
+use crate::config::schema::{EventRaw, InjectRaw, LinkState, TxState, Val};
+use crate::config::values::line;
+use lossless_buffer_model::{Bytes, Time};
+use lossless_pipeline::wire::pfc::{emit_pfc, PFC_FRAME_LEN};
+
+type Result<T> = std::result::Result<T, Diag>;
+
+/// Source MAC of injected PFC frames: a locally administered one no host has.
+const INJECTED_PFC_SOURCE: [u8; 6] = [0x02, 0xFE, 0, 0, 0, 1];
+
+/// The `i`-th event; one at or after the end of a run of `duration` is a warning.
+pub fn resolve(
+    cx: &PatchPanel,
+    i: usize,
+    e: &Val<EventRaw>,
+    hosts: &[HostSpec],
+    duration: Option<Time>,
+) -> Result<EventSpec> {
+    let (d, k) = (cx.d, Key::root("events").index(i));
+    let r = &e.value;
+    let at: Time = d.unit(&r.at, &k.at("at"))?;
+    let target = match hosts.iter().position(|h| h.name == r.port.value) {
+        Some(h) => Target::Host(h),
+        None => Target::Switch(cx.port_ref(&r.port, &k.at("port"))?),
+    };
+    let action = match (&r.tx, &r.link, &r.inject) {
+        (Some(t), None, None) => Action::Tx(d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable),
+        (None, Some(l), None) => {
+            Action::Link(d.word::<LinkState>(l, &k.at("link"))? == LinkState::Up)
+        }
+        (None, None, Some(inj)) => {
+            if matches!(target, Target::Host(_)) {
+                return d.error(
+                    line(&r.port),
+                    &k.at("port"),
+                    "frames are injected into switch ports",
+                );
+            }
+            inject(cx, &k, &inj.value, &r.port)?
+        }
+        _ => {
+            return d.error(
+                line(e),
+                &k,
+                "an event does exactly one of `tx`, `link` or `inject`",
+            )
+        }
+    };
+    if let Some(end) = duration.filter(|end| at >= *end) {
+        d.warn(
+            line(&r.at),
+            &k.at("at"),
+            format!("{at} is at or after the end of the run ({end}): the event never happens"),
+        );
+    }
+    Ok(EventSpec { at, target, action })
+}
+
+/// `inject: {pfc: {priority: quanta}}` or `{hex: "…", len}`.
+fn inject(cx: &PatchPanel, k: &Key, inj: &InjectRaw, port: &Val<String>) -> Result<Action> {
+    let d = cx.d;
+    let k = k.at("inject");
+    match (&inj.pfc, &inj.hex) {
+        (Some(pfc), None) => {
+            let mut enable = 0u8;
+            let mut quanta = [0u16; 8];
+            for (p, q) in &pfc.value {
+                let kp = k.at("pfc").at(p);
+                let Ok(p) = p.parse::<usize>() else {
+                    return d.error(line(q), &kp, "keys are priorities 0–7");
+                };
+                if p > 7 {
+                    return d.error(line(q), &kp, format!("priority {p} is outside 0–7"));
+                }
+                if !(0..=65_535).contains(&q.value) {
+                    return d.error(
+                        line(q),
+                        &kp,
+                        format!("{} quanta: a pause time is 0–65535 quanta", q.value),
+                    );
+                }
+                enable |= 1 << p;
+                quanta[p] = q.value as u16;
+            }
+            let mut data = Vec::new();
+            emit_pfc(&mut data, INJECTED_PFC_SOURCE, enable, &quanta);
+            Ok(Action::Inject(data, PFC_FRAME_LEN))
+        }
+        (None, Some(hex)) => {
+            let clean: String = hex
+                .value
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != ':')
+                .collect();
+            if !clean.len().is_multiple_of(2) || !clean.chars().all(|c| c.is_ascii_hexdigit()) {
+                return d.error(line(hex), &k.at("hex"), "not an even number of hex digits");
+            }
+            let data: Vec<u8> = (0..clean.len())
+                .step_by(2)
+                .map(|j| u8::from_str_radix(&clean[j..j + 2], 16).expect("hex checked"))
+                .collect();
+            let len = match &inj.len {
+                None => data.len() as u32 + 4,
+                Some(v) => {
+                    let b: Bytes = d.unit(v, &k.at("len"))?;
+                    if b.get() < data.len() as u64 + 4 {
+                        return d.error(
+                            line(v),
+                            &k.at("len"),
+                            format!(
+                                "{b} is shorter than the {} bytes given plus FCS",
+                                data.len()
+                            ),
+                        );
+                    }
+                    b.get() as u32
+                }
+            };
+            Ok(Action::Inject(data, len))
+        }
+        _ => d.error(line(port), &k, "inject takes `pfc` or `hex`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{parse, Action, Target};
+
+    fn event(e: &str) -> Result<crate::config::Loaded, crate::config::ConfigError> {
+        let text = format!("duration: 1ms\nswitches:\n  - name: s\n    ports: {{count: 2}}\nhosts:\n  - {{name: h, attach: s:Ethernet0}}\nevents:\n  - {e}\n");
+        parse("f.yaml", "f", &text)
+    }
+
+    #[test]
+    fn events_act_on_ports_and_hosts() {
+        let l = event("{at: 10us, port: s:Ethernet1, inject: {pfc: {3: 100}}}").unwrap();
+        let e = &l.scenario.run.events[0];
+        assert!(matches!(e.target, Target::Switch(p) if p.port == 1));
+        assert!(matches!(&e.action, Action::Inject(data, 64) if data.len() == 60));
+        let l = event("{at: 2ms, port: h, tx: disable}").unwrap();
+        assert_eq!(l.scenario.run.events[0].action, Action::Tx(false));
+        assert!(l.warnings[0]
+            .to_string()
+            .contains("events[0].at: 2ms is at or after the end of the run (1ms)"));
+    }
+
+    #[test]
+    fn each_rule_names_its_key() {
+        for (e, expect) in [
+            (
+                "{at: 1us, port: h, tx: off}",
+                "events[0].tx: `off`: expected enable or disable",
+            ),
+            (
+                "{at: 1us, port: h, tx: enable, link: up}",
+                "events[0]: an event does exactly one of",
+            ),
+            (
+                "{at: 1us, port: h, inject: {hex: \"00\"}}",
+                "events[0].port: frames are injected into switch ports",
+            ),
+            (
+                "{at: 1us, port: s:Ethernet0, inject: {hex: \"abc\"}}",
+                "events[0].inject.hex: not an even number of hex digits",
+            ),
+        ] {
+            let err = event(e).unwrap_err().to_string();
+            assert!(err.contains(expect), "{err}");
+        }
+    }
+}

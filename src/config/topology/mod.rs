@@ -1,0 +1,217 @@
+//! What `lossless run` adds around the switches — hosts, links, flows, events, outputs and
+//! the measurement window — resolved against them: names become indices, addresses are
+//! assigned, a flow's priority is the class its switch will give it.
+
+pub mod events;
+pub mod flows;
+pub mod hosts;
+pub mod outputs;
+
+use super::diag::{Diag, Diags, Key};
+use super::scenario::{LinkSpec, PortRef, RunSpec, SwitchSpec};
+use super::schema::{LinkRaw, ScenarioFile, Val};
+use super::values::line;
+use lossless_buffer_model::{Length, Time};
+
+type Result<T> = std::result::Result<T, Diag>;
+
+/// The switches' ports as a patch panel: `switch:Port` names to ports, and what is cabled
+/// to each (a port takes one host or one link).
+pub struct PatchPanel<'a> {
+    /// Diagnostics.
+    pub d: &'a Diags<'a>,
+    /// The switches.
+    pub switches: &'a [SwitchSpec],
+    cabled: Vec<(PortRef, String)>,
+}
+
+impl<'a> PatchPanel<'a> {
+    /// `switch:Port` → the port.
+    pub fn port_ref(&self, v: &Val<String>, key: &Key) -> Result<PortRef> {
+        let Some((sw, port)) = v.value.split_once(':') else {
+            return self.d.error(
+                line(v),
+                key,
+                format!(
+                    "`{}` is not a port reference such as tor:Ethernet0",
+                    v.value
+                ),
+            );
+        };
+        let Some(si) = self.switches.iter().position(|s| s.config.name == sw) else {
+            let names: Vec<_> = self
+                .switches
+                .iter()
+                .map(|s| s.config.name.as_str())
+                .collect();
+            return self.d.error(
+                line(v),
+                key,
+                format!("unknown switch `{sw}` (switches: {})", names.join(", ")),
+            );
+        };
+        let ports = &self.switches[si].config.ports;
+        match ports.iter().position(|p| p.name == port) {
+            Some(pi) => Ok(PortRef {
+                switch: si,
+                port: pi,
+            }),
+            None => self.d.error(
+                line(v),
+                key,
+                format!(
+                    "switch `{sw}` has no port `{port}` (ports {}…{})",
+                    ports[0].name,
+                    ports[ports.len() - 1].name
+                ),
+            ),
+        }
+    }
+
+    /// Cable `by` to port `p`, which must be free.
+    fn claim(&mut self, p: PortRef, by: String, at: Option<u64>, key: &Key) -> Result<()> {
+        if let Some((_, other)) = self.cabled.iter().find(|(q, _)| *q == p) {
+            let sw = &self.switches[p.switch].config;
+            return self.d.error(
+                at,
+                key,
+                format!(
+                    "port {}:{} is already cabled to {other}",
+                    sw.name, sw.ports[p.port].name
+                ),
+            );
+        }
+        self.cabled.push((p, by));
+        Ok(())
+    }
+}
+
+/// Hosts, links, flows, events, outputs and the window of a scenario whose file stem is
+/// `stem` (default output names) and whose run lasts `duration`.
+pub fn resolve(
+    d: &Diags,
+    stem: &str,
+    raw: &ScenarioFile,
+    switches: &[SwitchSpec],
+    duration: Option<Time>,
+) -> Result<RunSpec> {
+    let mut cx = PatchPanel {
+        d,
+        switches,
+        cabled: Vec::new(),
+    };
+    let mut run = RunSpec::default();
+    for (i, h) in raw.hosts.iter().flatten().enumerate() {
+        let host = hosts::resolve(&cx, i, h, &run.hosts)?;
+        let key = Key::root("hosts").index(i).at("attach");
+        cx.claim(
+            host.attach,
+            format!("host {}", host.name),
+            line(&h.value.attach),
+            &key,
+        )?;
+        run.hosts.push(host);
+    }
+    for (i, l) in raw.links.iter().flatten().enumerate() {
+        run.links.push(link(&mut cx, i, l)?);
+    }
+    for (i, f) in raw.flows.iter().flatten().enumerate() {
+        run.flows.push(flows::resolve(&cx, i, f, &run.hosts)?);
+    }
+    for (i, e) in raw.events.iter().flatten().enumerate() {
+        run.events
+            .push(events::resolve(&cx, i, e, &run.hosts, duration)?);
+    }
+    run.events.sort_by_key(|e| e.at);
+    if let Some(o) = &raw.outputs {
+        run.outputs = outputs::resolve(&cx, stem, o)?;
+    }
+    if let Some(m) = &raw.measure {
+        run.measure = outputs::measure(d, m, duration)?;
+    }
+    Ok(run)
+}
+
+/// A switch-to-switch link: both ends free and of one speed.
+fn link(cx: &mut PatchPanel, i: usize, l: &Val<LinkRaw>) -> Result<LinkSpec> {
+    let k = Key::root("links").index(i);
+    let d = cx.d;
+    let a = cx.port_ref(&l.value.a, &k.at("a"))?;
+    let b = cx.port_ref(&l.value.b, &k.at("b"))?;
+    cx.claim(
+        a,
+        format!("link {}", l.value.b.value),
+        line(&l.value.a),
+        &k.at("a"),
+    )?;
+    cx.claim(
+        b,
+        format!("link {}", l.value.a.value),
+        line(&l.value.b),
+        &k.at("b"),
+    )?;
+    let pa = &cx.switches[a.switch].config.ports[a.port];
+    let pb = &cx.switches[b.switch].config.ports[b.port];
+    if pa.speed != pb.speed {
+        return d.error(
+            line(l),
+            &k,
+            format!(
+                "{} runs at {} but {} at {}: both ends of a link have one speed",
+                l.value.a.value, pa.speed, l.value.b.value, pb.speed
+            ),
+        );
+    }
+    let cable: Option<Length> = d.opt_unit(&l.value.cable, &k.at("cable"))?;
+    let delay: Option<Time> = d.opt_unit(&l.value.delay, &k.at("delay"))?;
+    let propagation = match (cable, delay) {
+        (Some(_), Some(_)) => return d.error(line(l), &k, "give `cable` or `delay`, not both"),
+        (Some(c), None) => c.propagation(),
+        (None, Some(t)) => t,
+        (None, None) => pa.propagation(),
+    };
+    Ok(LinkSpec { a, b, propagation })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+
+    const SW: &str =
+        "switches:\n  - name: a\n    ports: {count: 2}\n  - name: b\n    ports: {count: 2}\n";
+
+    #[test]
+    fn links_join_free_ports_of_one_speed() {
+        let l = parse(
+            "f.yaml",
+            "f",
+            &format!("{SW}links:\n  - {{a: a:Ethernet1, b: b:Ethernet0, cable: 10m}}\n"),
+        )
+        .unwrap();
+        let link = l.scenario.run.links[0];
+        assert_eq!((link.a.switch, link.a.port, link.b.switch), (0, 1, 1));
+        assert_eq!(link.propagation, lossless_buffer_model::Time::from_ns(50));
+        let e = parse(
+            "f.yaml",
+            "f",
+            &format!("{SW}hosts:\n  - {{name: h, attach: a:Ethernet1}}\nlinks:\n  - {{a: a:Ethernet1, b: b:Ethernet0}}\n"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("links[0].a: port a:Ethernet1 is already cabled to host h"),
+            "{e}"
+        );
+        let e = parse(
+            "f.yaml",
+            "f",
+            &format!("{SW}links:\n  - {{a: a:Ethernet9, b: b:Ethernet0}}\n"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("switch `a` has no port `Ethernet9` (ports Ethernet0…Ethernet1)"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,420 @@
+//! The report of a run as data: the keys of design §7 (a contract — tests and users read
+//! them; keys may be added, none renamed) plus the additions each engine makes. Both
+//! engines fill these structs; [`super::json`] fills the parts they share, and the text
+//! report is rendered from the JSON so the two never disagree.
+
+use lossless_buffer_model::PRIORITIES;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Scenario (or switch) name.
+    pub name: String,
+    /// Seed in use.
+    pub seed: u64,
+    /// Virtual time simulated (TAP: wall time served), ps.
+    pub sim_time_ps: u64,
+    /// The measurement window.
+    pub measure: MeasureReport,
+    /// Wall-clock seconds the run took.
+    pub wall_time_s: f64,
+    /// Events processed (TAP: pipeline wake-ups).
+    pub events: u64,
+    /// Frames carried over links, one per hop (simulator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_hops: Option<u64>,
+    /// Totals over the network.
+    pub totals: Totals,
+    /// The simulator's own counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineReport>,
+    /// Per switch.
+    pub switches: Vec<SwitchReport>,
+    /// Per flow (simulator).
+    pub flows: Vec<FlowReport>,
+    /// Per host NIC (simulator).
+    pub hosts: Vec<HostReport>,
+    /// Files written besides the JSON report (simulator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<OutputsReport>,
+    /// The TAP engine's accounting (`lossless tap`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tap: Option<TapReport>,
+}
+
+impl Report {
+    /// As a JSON value (keys sorted, as every report has been written).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a report serializes")
+    }
+}
+
+/// The window rates and fractions cover.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MeasureReport {
+    /// Start, ps.
+    pub from_ps: u64,
+    /// End, ps.
+    pub to_ps: u64,
+}
+
+/// Totals over the network.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Totals {
+    /// Frames dropped anywhere.
+    pub drops: u64,
+    /// Frames of lossless PGs dropped by a switch MMU: must be 0.
+    pub lossless_drops: u64,
+    /// PFC frames sent by switches and hosts.
+    #[serde(rename = "pfc_tx_frames")]
+    pub pfc_tx: u64,
+    /// PFC frames received by switches and hosts.
+    #[serde(rename = "pfc_rx_frames")]
+    pub pfc_rx: u64,
+    /// PFC frames sent and not yet received when the run ended.
+    #[serde(rename = "pfc_in_flight_frames")]
+    pub pfc_in_flight: u64,
+    /// Frames marked CE.
+    #[serde(rename = "ecn_marked")]
+    pub ecn: u64,
+}
+
+/// The simulator's own counters.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct EngineReport {
+    /// Frames sent out of a port with nothing cabled to it.
+    pub unconnected_drops: u64,
+    /// Frames lost because their link was down.
+    pub link_down_drops: u64,
+    /// Data frames a host NIC dropped.
+    pub host_drops: u64,
+    /// Data frames that reached a host other than their flow's destination.
+    pub misdelivered: u64,
+    /// Deadlines that did not advance (never expected).
+    pub stalls: u64,
+}
+
+/// One switch.
+#[derive(Clone, Debug, Serialize)]
+pub struct SwitchReport {
+    /// Name.
+    pub name: String,
+    /// Per port.
+    pub ports: Vec<PortReport>,
+    /// Per pool.
+    pub pools: Vec<PoolReport>,
+    /// Drops by reason (nonzero only).
+    pub drops_by_reason: BTreeMap<String, u64>,
+    /// Frames of lossless PGs dropped by the MMU.
+    pub lossless_drops: u64,
+    /// Where every received frame went.
+    pub ledger: LedgerReport,
+    /// The L2 forwarding database (null in L3 mode).
+    pub fdb: Option<FdbReport>,
+}
+
+/// One port.
+#[derive(Clone, Debug, Serialize)]
+pub struct PortReport {
+    /// Name.
+    pub port: String,
+    /// Line rate.
+    pub speed_bps: u64,
+    /// Link up at the end.
+    pub link_up: bool,
+    /// Frames received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames sent (PFC included).
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Fraction of the window the transmitter was busy.
+    pub tx_utilization: f64,
+    /// PFC counters.
+    pub pfc: PfcReport,
+    /// Per egress queue.
+    pub queues: Vec<QueueReport>,
+    /// Per ingress PG.
+    pub pgs: Vec<PgReport>,
+    /// PFC watchdog storms, per queue that had one.
+    pub pfcwd: Vec<WatchdogReport>,
+}
+
+/// PFC counters of a port (`pfcstat`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PfcReport {
+    /// XOFF sent, per priority.
+    pub tx_xoff: [u64; PRIORITIES],
+    /// XON sent, per priority.
+    pub tx_xon: [u64; PRIORITIES],
+    /// XOFF received, per priority.
+    pub rx_xoff: [u64; PRIORITIES],
+    /// XON received, per priority.
+    pub rx_xon: [u64; PRIORITIES],
+    /// Time paused by received PFC, per priority, ps (whole run).
+    pub rx_pause_ps: [u64; PRIORITIES],
+    /// Fraction of the window paused, per priority.
+    pub rx_pause_fraction: [f64; PRIORITIES],
+    /// PFC frames sent.
+    pub tx_frames: u64,
+    /// PFC frames received and acted on.
+    pub rx_frames: u64,
+}
+
+/// An egress queue (`queuestat`, `watermarkstat`).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct QueueReport {
+    /// Queue index.
+    pub queue: usize,
+    /// Frames sent.
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Frames dropped at this queue.
+    pub drop_packets: u64,
+    /// Bytes dropped at this queue.
+    pub drop_bytes: u64,
+    /// Frames marked CE.
+    pub ecn_marked: u64,
+    /// Non-ECT frames WRED dropped.
+    pub wred_drops: u64,
+    /// Peak occupancy, bytes.
+    pub watermark_bytes: u64,
+    /// Peak shared occupancy, bytes.
+    pub shared_watermark_bytes: u64,
+}
+
+/// An ingress priority group.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct PgReport {
+    /// PG index.
+    pub pg: usize,
+    /// Lossless (has headroom, sends PFC).
+    pub lossless: bool,
+    /// Peak shared use, bytes.
+    pub shared_watermark_bytes: u64,
+    /// Peak headroom use, bytes.
+    pub headroom_watermark_bytes: u64,
+    /// Frames refused at ingress.
+    pub drop_packets: u64,
+}
+
+/// A PFC watchdog's work on one queue.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct WatchdogReport {
+    /// Queue index.
+    pub queue: usize,
+    /// Storms detected.
+    pub storms: u64,
+    /// Storms restored.
+    pub restorations: u64,
+    /// Frames the drop action discarded.
+    pub dropped_packets: u64,
+}
+
+/// A pool.
+#[derive(Clone, Debug, Serialize)]
+pub struct PoolReport {
+    /// Name.
+    pub name: String,
+    /// Shared size, bytes.
+    pub size_bytes: u64,
+    /// Peak shared use, bytes.
+    pub watermark_bytes: u64,
+    /// Shared headroom pool size, bytes (0: none).
+    pub headroom_size_bytes: u64,
+    /// Peak shared headroom pool use, bytes.
+    pub headroom_watermark_bytes: u64,
+}
+
+/// Where every received frame went (see `lossless_pipeline::counters::Ledger`).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LedgerReport {
+    /// Frames received.
+    pub received: u64,
+    /// PFC frames acted on.
+    pub consumed: u64,
+    /// Dropped before forwarding.
+    pub dropped_on_receive: u64,
+    /// Forwarded toward at least one port.
+    pub forwarded: u64,
+    /// Egress copies.
+    pub copies: u64,
+    /// Copies refused before a queue.
+    pub refused: u64,
+    /// Copies queued.
+    pub queued: u64,
+    /// Queued copies sent.
+    pub sent: u64,
+    /// Queued copies dropped from their queue.
+    pub dropped_from_queue: u64,
+    /// Copies still queued at the end.
+    pub still_queued: u64,
+}
+
+/// The L2 forwarding database.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FdbReport {
+    /// Learned entries in force at the end.
+    pub learned_entries: usize,
+    /// Learned entries that aged out.
+    pub aged_out: u64,
+    /// Learned entries flushed by a link going down.
+    pub flushed: u64,
+    /// Learn attempts refused, the table being full.
+    pub full_misses: u64,
+}
+
+/// One flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Name.
+    pub name: String,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// Priority its NIC queues it on.
+    pub priority: u8,
+    /// Frames sent.
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Frames received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames that arrived after a later one.
+    pub reordered: u64,
+    /// Frames received marked CE.
+    pub ce_marked: u64,
+    /// CBR slots skipped (paused or busy).
+    pub skipped_slots: u64,
+    /// Throughput in the window, bit/s.
+    pub throughput_bps: f64,
+    /// Flow completion time, ps (finite flows fully delivered).
+    pub fct_ps: Option<u64>,
+    /// Latency in the window, ps.
+    pub latency_ps: LatencyReport,
+}
+
+/// Latency percentiles (hdrhistogram, 3 significant digits, clamped to min/max) and the
+/// exact extremes, ps.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LatencyReport {
+    /// Median.
+    pub p50: Option<u64>,
+    /// 99th percentile.
+    pub p99: Option<u64>,
+    /// 99.9th percentile.
+    pub p999: Option<u64>,
+    /// Largest.
+    pub max: Option<u64>,
+    /// Smallest.
+    pub min: Option<u64>,
+}
+
+/// One host NIC.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostReport {
+    /// Name.
+    pub name: String,
+    /// PFC counters.
+    pub pfc: PfcReport,
+    /// Time paused, per priority, ps (whole run).
+    pub paused_ps: [u64; PRIORITIES],
+    /// Fraction of the window paused, per priority.
+    pub paused_fraction: [f64; PRIORITIES],
+    /// Fraction of the window the transmitter was busy.
+    pub tx_utilization: f64,
+    /// Frames sent.
+    pub tx_packets: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Frames received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames the receive buffer dropped.
+    pub rx_drops: u64,
+    /// Peak receive-buffer occupancy, bytes.
+    pub rx_buffer_watermark_bytes: u64,
+}
+
+/// Files written besides the JSON report.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutputsReport {
+    /// pcap files, one per captured port.
+    pub pcap: Vec<PathBuf>,
+    /// The CSV time series.
+    pub timeseries: Option<PathBuf>,
+}
+
+/// What `lossless tap` did with every frame it read and wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct TapReport {
+    /// Frames read from the TAPs.
+    pub read_frames: u64,
+    /// Frames written to the TAPs.
+    pub written_frames: u64,
+    /// Frames that could not be written (link down, TAP gone).
+    pub write_errors: u64,
+    /// Frames dropped because a writer's queue was full.
+    pub write_overruns: u64,
+    /// Frames still in the switch's queues when it stopped.
+    pub queued_at_exit: u64,
+    /// Frames hosts sent into full TAP rings (the kernel's `tx_dropped`).
+    pub kernel_ring_drops: u64,
+    /// Frames the switch wrote that the hosts' kernels dropped.
+    pub host_rx_drops: u64,
+    /// Per port.
+    pub ports: Vec<TapPortReport>,
+    /// TAPs that went away.
+    pub ports_gone: Vec<String>,
+    /// Deepest a read queue has been, bytes.
+    pub max_read_queue_bytes: usize,
+    /// Times a port's link went down or came back.
+    pub link_changes: u64,
+    /// The pipeline thread ran with real-time priority.
+    pub realtime: bool,
+}
+
+/// One port's TAP.
+#[derive(Clone, Debug, Serialize)]
+pub struct TapPortReport {
+    /// Switch port name.
+    pub port: String,
+    /// TAP device.
+    pub tap: String,
+    /// `up`, `link_down` or `gone`.
+    pub state: &'static str,
+    /// Frames read.
+    pub read_frames: u64,
+    /// Frames written.
+    pub written_frames: u64,
+    /// Frames that could not be written.
+    pub write_errors: u64,
+    /// Frames dropped on a full writer queue.
+    pub write_overruns: u64,
+    /// The kernel's counters of the TAP, as last read (null: never read).
+    pub kernel: Option<KernelReport>,
+}
+
+/// A TAP's counters as its host's kernel keeps them.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct KernelReport {
+    /// Frames the host sent into the TAP.
+    pub host_tx_packets: u64,
+    /// Frames the host sent into a full ring.
+    pub host_tx_dropped: u64,
+    /// Frames the host received from the TAP.
+    pub host_rx_packets: u64,
+    /// Frames the switch wrote that the host's kernel dropped.
+    pub host_rx_dropped: u64,
+}

@@ -1,0 +1,56 @@
+//! The nodes of a simulation built from a scenario: each switch from its configuration
+//! (with its seed and the static FDB entries toward every host), each host NIC with the
+//! flows it sends.
+
+use super::cabling::{host_fdb_entries, Cabling};
+use super::{HostNode, SwitchNode};
+use crate::config::Scenario;
+use lossless_pipeline::config::Forwarding;
+use lossless_pipeline::Switch;
+use lossless_ports::flow::FlowTx;
+use lossless_ports::host::Host;
+
+/// The switches of `s`; switch i's RNG is seeded with `seed + i`.
+pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
+    let fdb = host_fdb_entries(s);
+    s.switches
+        .iter()
+        .enumerate()
+        .map(|(si, spec)| {
+            let mut cfg = spec.config.clone();
+            cfg.seed = seed.wrapping_add(si as u64);
+            if let Forwarding::L2 { static_fdb, .. } = &mut cfg.forwarding {
+                static_fdb.extend_from_slice(&fdb[si]);
+            }
+            SwitchNode {
+                sw: Switch::new(cfg),
+                peers: cabling.switch_peers[si].clone(),
+                same_time_wakes: 0,
+            }
+        })
+        .collect()
+}
+
+/// The host NICs of `s`, each with the flows it sends, at its switch port's speed.
+pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
+    s.run
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(hi, h)| {
+            let flows: Vec<FlowTx> = s
+                .run
+                .flows
+                .iter()
+                .filter(|f| f.src == hi)
+                .map(|f| FlowTx::new(f.spec.clone()).expect("frame sizes validated by the config"))
+                .collect();
+            let speed = s.switches[h.attach.switch].config.ports[h.attach.port].speed;
+            HostNode {
+                host: Host::new(h.name.clone(), h.mac, speed, h.nic, flows),
+                peer: cabling.host_peers[hi],
+                same_time_wakes: 0,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,152 @@
+//! Who is cabled to whom in a simulated network, and the FDB entries a learning switch would
+//! have: in `lossless run` every host's MAC is installed as a static entry toward it on
+//! every L2 switch (the port on a shortest path), so no flow starts by flooding.
+
+use crate::config::{PortRef, Scenario, Target};
+use lossless_buffer_model::Time;
+use std::collections::VecDeque;
+
+/// A node of the simulated network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// Switch index.
+    Switch(u32),
+    /// Host index.
+    Host(u32),
+}
+
+/// The far end of a link, as seen from one port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    /// Node at the far end.
+    pub node: Node,
+    /// Its port (0 for a host).
+    pub port: u16,
+    /// One-way propagation delay.
+    pub propagation: Time,
+    /// Link id (for up/down state).
+    pub link: u32,
+}
+
+/// The cabling of a scenario: hosts first (link i is host i's), then switch-to-switch links.
+#[derive(Clone, Debug, Default)]
+pub struct Cabling {
+    /// Peer of each switch port.
+    pub switch_peers: Vec<Vec<Option<Peer>>>,
+    /// Peer of each host.
+    pub host_peers: Vec<Peer>,
+    /// Number of links.
+    pub links: usize,
+}
+
+impl Cabling {
+    /// Cable the hosts and switch-to-switch links of `s`.
+    pub fn of(s: &Scenario) -> Cabling {
+        let mut c = Cabling {
+            switch_peers: s
+                .switches
+                .iter()
+                .map(|sw| vec![None; sw.config.ports.len()])
+                .collect(),
+            ..Cabling::default()
+        };
+        for (h, host) in s.run.hosts.iter().enumerate() {
+            let PortRef { switch, port } = host.attach;
+            let propagation = s.switches[switch].config.ports[port].propagation();
+            let link = c.links as u32;
+            c.switch_peers[switch][port] = Some(Peer {
+                node: Node::Host(h as u32),
+                port: 0,
+                propagation,
+                link,
+            });
+            c.host_peers.push(Peer {
+                node: Node::Switch(switch as u32),
+                port: port as u16,
+                propagation,
+                link,
+            });
+            c.links += 1;
+        }
+        for l in &s.run.links {
+            let link = c.links as u32;
+            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+                c.switch_peers[from.switch][from.port] = Some(Peer {
+                    node: Node::Switch(to.switch as u32),
+                    port: to.port as u16,
+                    propagation: l.propagation,
+                    link,
+                });
+            }
+            c.links += 1;
+        }
+        c
+    }
+
+    /// The link at `target` and both of its ends.
+    pub fn link_ends(&self, target: Target) -> (Option<u32>, Vec<(Node, u16)>) {
+        match target {
+            Target::Switch(p) => {
+                let mut ends = vec![(Node::Switch(p.switch as u32), p.port as u16)];
+                let peer = self.switch_peers[p.switch][p.port];
+                if let Some(peer) = peer {
+                    ends.push((peer.node, peer.port));
+                }
+                (peer.map(|p| p.link), ends)
+            }
+            Target::Host(h) => {
+                let peer = self.host_peers[h];
+                (
+                    Some(peer.link),
+                    vec![(Node::Host(h as u32), 0), (peer.node, peer.port)],
+                )
+            }
+        }
+    }
+}
+
+/// Per switch, the static FDB entries (vid, MAC, port) toward every host, in every VLAN its
+/// flows use, over the port on a shortest path to it.
+pub fn host_fdb_entries(s: &Scenario) -> Vec<Vec<(u16, [u8; 6], u16)>> {
+    let n = s.switches.len();
+    // Adjacency: (neighbour switch, local port).
+    let mut adj: Vec<Vec<(usize, u16)>> = vec![Vec::new(); n];
+    for l in &s.run.links {
+        adj[l.a.switch].push((l.b.switch, l.a.port as u16));
+        adj[l.b.switch].push((l.a.switch, l.b.port as u16));
+    }
+    let mut out = vec![Vec::new(); n];
+    for (h, host) in s.run.hosts.iter().enumerate() {
+        let mut vids: Vec<u16> = vec![0];
+        for f in s.run.flows.iter().filter(|f| f.dst == h || f.src == h) {
+            if let Some((vid, _)) = f.spec.headers.vlan {
+                if !vids.contains(&vid) {
+                    vids.push(vid);
+                }
+            }
+        }
+        // BFS from the host's switch: the port each switch uses toward it.
+        let mut toward: Vec<Option<u16>> = vec![None; n];
+        let root = host.attach.switch;
+        toward[root] = Some(host.attach.port as u16);
+        let mut q = VecDeque::from([root]);
+        let mut seen = vec![false; n];
+        seen[root] = true;
+        while let Some(u) = q.pop_front() {
+            for &(v, _) in &adj[u] {
+                if !seen[v] {
+                    seen[v] = true;
+                    // v reaches u through v's port on the (first) link between them.
+                    toward[v] = adj[v].iter().find(|(w, _)| *w == u).map(|(_, p)| *p);
+                    q.push_back(v);
+                }
+            }
+        }
+        for (si, port) in toward.iter().enumerate() {
+            if let Some(port) = port {
+                out[si].extend(vids.iter().map(|vid| (*vid, host.mac, *port)));
+            }
+        }
+    }
+    out
+}

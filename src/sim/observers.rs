@@ -1,0 +1,160 @@
+//! What watches a simulated run and writes files: pcap captures of switch ports and the CSV
+//! time series. A write that fails stops the run with the file's name and the error (never
+//! a capture silently cut short).
+
+use super::timeseries::Sampler;
+use super::{HostNode, RunOptions, SimError, SwitchNode};
+use crate::config::{defaults, PortRef, Scenario};
+use lossless_buffer_model::Time;
+use lossless_pipeline::Packet;
+use lossless_sys::capture::Capture;
+use std::path::PathBuf;
+
+/// The output files of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutputFiles {
+    /// One pcap file per captured port.
+    pub pcap: Vec<PathBuf>,
+    /// The CSV time series.
+    pub timeseries: Option<PathBuf>,
+}
+
+/// One capture and where it writes.
+struct Tap {
+    capture: Capture,
+    path: PathBuf,
+}
+
+/// The captures and the time-series sampler of a run.
+pub struct Observers {
+    /// Per switch, per port.
+    captures: Vec<Vec<Option<Tap>>>,
+    sampler: Option<(Sampler, PathBuf)>,
+    /// The first write that failed.
+    failed: Option<SimError>,
+    /// What the run writes.
+    pub files: OutputFiles,
+}
+
+impl Observers {
+    /// Open the files of `scenario`: its `outputs.pcap` (in `opts.pcap_dir` when given;
+    /// every switch port when the file names none) and its time series.
+    pub fn create(scenario: &Scenario, opts: &RunOptions) -> Result<Observers, SimError> {
+        let pcap = match (&scenario.run.outputs.pcap, &opts.pcap_dir) {
+            (Some(p), dir) => Some((
+                p.ports.clone(),
+                p.snaplen,
+                dir.clone().unwrap_or(p.dir.clone()),
+            )),
+            (None, Some(dir)) => {
+                let all = scenario
+                    .switches
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(s, sw)| {
+                        (0..sw.config.ports.len()).map(move |port| PortRef { switch: s, port })
+                    })
+                    .collect();
+                Some((all, defaults::SNAPLEN, dir.clone()))
+            }
+            (None, None) => None,
+        };
+        let mut files = OutputFiles::default();
+        let mut captures: Vec<Vec<Option<Tap>>> = scenario
+            .switches
+            .iter()
+            .map(|s| (0..s.config.ports.len()).map(|_| None).collect())
+            .collect();
+        if let Some((ports, snaplen, dir)) = pcap {
+            // Files are opened switch by switch, in the order the scenario lists the ports.
+            for (si, sw) in scenario.switches.iter().enumerate() {
+                for p in ports.iter().filter(|p| p.switch == si) {
+                    let c = &sw.config;
+                    let path = dir.join(format!("{}-{}.pcap", c.name, c.ports[p.port].name));
+                    let capture =
+                        Capture::create(&path, snaplen).map_err(|source| SimError::Output {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    files.pcap.push(path.clone());
+                    captures[si][p.port] = Some(Tap { capture, path });
+                }
+            }
+        }
+        let sampler = match &scenario.run.outputs.timeseries {
+            Some(ts) => {
+                let s =
+                    Sampler::create(&ts.csv, ts.interval).map_err(|source| SimError::Output {
+                        path: ts.csv.clone(),
+                        source,
+                    })?;
+                files.timeseries = Some(ts.csv.clone());
+                Some((s, ts.csv.clone()))
+            }
+            None => None,
+        };
+        Ok(Observers {
+            captures,
+            sampler,
+            failed: None,
+            files,
+        })
+    }
+
+    /// Port `port` of switch `s` saw `pkt` at `t` (received, or started).
+    pub fn frame(&mut self, s: usize, port: usize, t: Time, pkt: &Packet) {
+        if let Some(tap) = &mut self.captures[s][port] {
+            if let Err(source) = tap.capture.record(t, pkt) {
+                self.failed.get_or_insert(SimError::Output {
+                    path: tap.path.clone(),
+                    source,
+                });
+            }
+        }
+    }
+
+    /// The first write that failed, if any (taken: the run stops with it).
+    pub fn failure(&mut self) -> Option<SimError> {
+        self.failed.take()
+    }
+
+    /// The sampling interval of the time series, if one is written.
+    pub fn sample_interval(&self) -> Option<Time> {
+        self.sampler.as_ref().map(|(s, _)| s.interval())
+    }
+
+    /// Write one time-series sample at `now`.
+    pub fn sample(
+        &mut self,
+        now: Time,
+        switches: &[SwitchNode],
+        hosts: &mut [HostNode],
+    ) -> Result<(), SimError> {
+        let Some((s, path)) = &mut self.sampler else {
+            return Ok(());
+        };
+        s.sample(now, switches, hosts)
+            .map_err(|source| SimError::Output {
+                path: path.clone(),
+                source,
+            })
+    }
+
+    /// Flush every file.
+    pub fn finish(&mut self) -> Result<(), SimError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if let Some((s, path)) = self.sampler.take() {
+            s.finish()
+                .map_err(|source| SimError::Output { path, source })?;
+        }
+        for tap in self.captures.iter_mut().flatten().filter_map(Option::take) {
+            tap.capture.finish().map_err(|source| SimError::Output {
+                path: tap.path,
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}

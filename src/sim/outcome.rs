@@ -1,0 +1,51 @@
+//! A finished run, read-only: what the report is made from.
+
+use super::{EngineStats, OutputFiles, Sim};
+use crate::config::Scenario;
+use crate::measure::Window;
+use lossless_buffer_model::Time;
+use lossless_pipeline::Switch;
+use lossless_ports::flow::FlowRx;
+use lossless_ports::host::Host;
+
+/// What a run did.
+pub struct Outcome<'a> {
+    /// The scenario as resolved.
+    pub scenario: &'a Scenario,
+    /// Seed in use.
+    pub seed: u64,
+    /// End of the run (virtual time).
+    pub end: Time,
+    /// The measurement window as run.
+    pub window: Window,
+    /// The window was given (`measure:`), not the whole run by default.
+    pub windowed: bool,
+    /// The switches.
+    pub switches: Vec<&'a Switch>,
+    /// The host NICs.
+    pub hosts: Vec<&'a Host>,
+    /// Receiver statistics per flow (index = flow id − 1).
+    pub flows_rx: &'a [FlowRx],
+    /// Engine counters.
+    pub stats: &'a EngineStats,
+    /// Files written besides the JSON report.
+    pub files: &'a OutputFiles,
+}
+
+impl Sim {
+    /// The outcome of the run (after `run`).
+    pub fn outcome(&self) -> Outcome<'_> {
+        Outcome {
+            scenario: &self.scenario,
+            seed: self.seed,
+            end: self.end,
+            window: self.window(),
+            windowed: self.scenario.run.measure != Default::default(),
+            switches: self.switches.iter().map(|n| &n.sw).collect(),
+            hosts: self.hosts.iter().map(|n| &n.host).collect(),
+            flows_rx: &self.flows_rx,
+            stats: &self.stats,
+            files: &self.observers.files,
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The report of a TAP run: the switch section both engines share, and the `tap` section
+//! that accounts for every frame read and written, with the kernel's counters of the TAPs.
+
+use super::threads::PortIoStats;
+use super::{PortState, TapSwitch};
+use crate::measure::{Samples, Window};
+use crate::report::json::{measure, switch_report};
+use crate::report::model::{KernelReport, Report, TapPortReport, TapReport, Totals};
+use lossless_buffer_model::Time;
+
+impl TapSwitch {
+    /// The report (design §7; no flows or hosts in TAP mode) with its `tap` section.
+    pub fn report(&self) -> Report {
+        let end = self.now();
+        let mut t = Totals::default();
+        let window = Window {
+            from: Time::ZERO,
+            to: end,
+            start: Samples::take([&self.sw], [], Time::ZERO).zeroed(),
+            end: Samples::take([&self.sw], [], end),
+        };
+        let sw = switch_report(&self.sw, 0, end, &window, &mut t);
+        let ports: Vec<TapPortReport> = self
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let s = &p.stats;
+                TapPortReport {
+                    port: self.sw.config().ports[i].name.clone(),
+                    tap: p.tap.name().to_string(),
+                    state: p.state.name(),
+                    read_frames: PortIoStats::get(&s.read_frames),
+                    written_frames: PortIoStats::get(&s.written_frames),
+                    write_errors: PortIoStats::get(&s.write_errors),
+                    write_overruns: PortIoStats::get(&s.write_overruns),
+                    kernel: p.kernel.map(|k| KernelReport {
+                        host_tx_packets: k.host_tx_packets,
+                        host_tx_dropped: k.host_tx_dropped,
+                        host_rx_packets: k.host_rx_packets,
+                        host_rx_dropped: k.host_rx_dropped,
+                    }),
+                }
+            })
+            .collect();
+        let sum = |f: fn(&TapPortReport) -> u64| ports.iter().map(f).sum::<u64>();
+        let kernel = |f: fn(&KernelReport) -> u64| {
+            ports
+                .iter()
+                .filter_map(|p| p.kernel.as_ref().map(f))
+                .sum::<u64>()
+        };
+        let tap = TapReport {
+            read_frames: sum(|p| p.read_frames),
+            written_frames: sum(|p| p.written_frames),
+            write_errors: sum(|p| p.write_errors),
+            write_overruns: sum(|p| p.write_overruns),
+            queued_at_exit: self.sw.queued_frames(),
+            kernel_ring_drops: kernel(|k| k.host_tx_dropped),
+            host_rx_drops: kernel(|k| k.host_rx_dropped),
+            ports_gone: self
+                .ports
+                .iter()
+                .filter(|p| p.state == PortState::Gone)
+                .map(|p| p.tap.name().to_string())
+                .collect(),
+            ports,
+            max_read_queue_bytes: self.inbox.high_water(),
+            link_changes: self.link_changes,
+            realtime: self.realtime,
+        };
+        Report {
+            name: self.sw.config().name.clone(),
+            seed: self.sw.config().seed,
+            sim_time_ps: end.as_ps(),
+            measure: measure(&window),
+            wall_time_s: self.start.elapsed().as_secs_f64(),
+            events: self.wakeups,
+            packet_hops: None,
+            totals: t,
+            engine: None,
+            switches: vec![sw],
+            flows: Vec::new(),
+            hosts: Vec::new(),
+            outputs: None,
+            tap: Some(tap),
+        }
+    }
+}
