@@ -1,6 +1,7 @@
 //! `lossless gen`: a paced, PFC-honouring sender on an interface, with a JSON summary.
 
 use super::args::{duration, print_out, rate, stop_on_signals};
+use crate::config::defaults;
 use clap::Args;
 use lossless_buffer_model::{Named, Rate};
 use lossless_pipeline::wire::addr::{Ecn, MacAddr};
@@ -33,7 +34,7 @@ pub struct GenArgs {
     #[arg(long, value_parser = rate, default_value = "1G")]
     rate: Rate,
     /// Frame length in bytes, FCS included (64 up to the interface's MTU + 18).
-    #[arg(long, default_value_t = 1518)]
+    #[arg(long, default_value_t = defaults::FRAME.get() as u32)]
     frame: u32,
     /// How long to send (e.g. 5s).
     #[arg(long, value_parser = duration, default_value = "5s")]
@@ -45,7 +46,7 @@ pub struct GenArgs {
     #[arg(long, value_parser = rate, default_value = "1G")]
     link_speed: Rate,
     /// UDP destination port of plain UDP frames.
-    #[arg(long, default_value_t = 5001)]
+    #[arg(long, default_value_t = defaults::DST_PORT)]
     dst_port: u16,
     /// Real-time priority (SCHED_FIFO) for the sender: auto (when allowed), on or off.
     #[arg(long, default_value = "auto")]

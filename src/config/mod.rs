@@ -14,6 +14,7 @@ pub mod schema;
 pub mod switch;
 pub mod topology;
 pub mod values;
+pub mod words;
 
 pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
 pub use scenario::{

@@ -1,6 +1,6 @@
 //! The report of a run as data: the keys of design §7 (a contract — tests and users read
 //! them; keys may be added, none renamed) plus the additions each engine makes. Both
-//! engines fill these structs; [`super::json`] fills the parts they share, and the text
+//! engines fill these structs (`json.rs` fills the parts they share), and the text
 //! report is rendered from the JSON so the two never disagree.
 
 use lossless_buffer_model::PRIORITIES;

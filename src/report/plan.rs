@@ -197,13 +197,13 @@ pub fn render(spec: &SwitchSpec) -> String {
                 format!("{}-byte-frame minimum of", need.frame),
             )
         } else {
-            let (cells, frame) = crate::tap::cable::worst_cells(port.mtu, c.cell);
+            let (cells, frame) = crate::cable::worst_cells(port.mtu, c.cell);
             let _ = writeln!(
                 o,
                 "    TAP cable: kernel ring {} frames + read queue {} + {} frames in hand; minimum headroom {cells} cells = {} (as {frame}-byte frames)",
-                crate::tap::cable::RING_FRAMES,
-                lossless_buffer_model::Bytes(crate::tap::cable::READ_QUEUE_BYTES as u64),
-                crate::tap::cable::FRAMES_IN_HAND,
+                crate::cable::RING_FRAMES,
+                lossless_buffer_model::Bytes(crate::cable::READ_QUEUE_BYTES as u64),
+                crate::cable::FRAMES_IN_HAND,
                 human(cells * c.cell.get())
             );
             (cells, "TAP cable's".to_string())

@@ -1,7 +1,7 @@
 //! Frames on their way from the TAPs to the pipeline thread: one queue per port, bounded
 //! in bytes. What waits here has left its host but not reached the switch — cable, for
 //! PFC, that headroom must cover — so the bound is part of the headroom a TAP port needs
-//! ([`super::cable`]). Ports are served round-robin, one frame each in turn, so that one
+//! ([`crate::cable`]). Ports are served round-robin, one frame each in turn, so that one
 //! host flooding faster than the pipeline cannot hold up the others: its own queue fills,
 //! its reader waits, and its frames back up into its own TAP ring.
 

@@ -7,17 +7,17 @@
 //! PFC frames are written by the pipeline thread itself, at once.
 //!
 //! Nothing is lost without a count: the TAPs' kernel rings and the read queues are bounded
-//! ([`cable`]), frames the kernel drops in a full ring are read from the kernel's own
+//! ([`crate::cable`]), frames the kernel drops in a full ring are read from the kernel's own
 //! counters (in whatever namespace the TAP was moved to), a TAP whose link is down is
 //! probed without sending into it, and on exit the read queues are drained into the switch
 //! and the writers finish and are joined before the report is made. With permission, the
 //! threads run with real-time priority so that a busy machine does not stretch the cable.
 
-pub mod cable;
 pub mod inbox;
 mod report;
 pub mod threads;
 
+use crate::cable;
 use crate::config::SwitchSpec;
 use crossbeam_channel::{bounded, Sender, TrySendError};
 use inbox::Inbox;
@@ -45,7 +45,7 @@ const MIN_WAIT: Duration = Duration::from_micros(5);
 /// NIC moderates its interrupts. Every sleep and wake-up costs a context switch (tens of
 /// microseconds in a virtual machine); frames sent late are dated back by the
 /// transmitter's catch-up, so shaping stays exact, and frames that arrive wait at most this
-/// long (the cable of [`cable`] bounds what piles up).
+/// long (the cable of [`crate::cable`] bounds what piles up).
 const BUSY_WAIT: Duration = Duration::from_micros(100);
 /// Longest single wait, so stop requests and stats lines are never late by more.
 const MAX_WAIT: Duration = Duration::from_millis(50);
@@ -76,7 +76,7 @@ pub struct TapOptions {
 pub enum PortState {
     /// Frames go both ways.
     Up,
-    /// The host has set the TAP down (a write failed); probed every [`LINK_PROBE`].
+    /// The host has set the TAP down (a write failed); asked every 100 ms whether it is up.
     LinkDown,
     /// The TAP is gone (deleted, or its namespace was); never used again.
     Gone,

@@ -10,6 +10,7 @@
 //! a short burst (the NIC's catch-up window); slots missed while paused are skipped and
 //! counted, never made up.
 
+use crate::config::defaults;
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::Packet;
@@ -101,7 +102,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
             dst_ip: cfg.dst_ip,
             dscp: cfg.dscp,
             ecn: cfg.ecn,
-            src_port: 49_152,
+            src_port: defaults::SRC_PORT_BASE,
             dst_port: if cfg.rocev2 { 4791 } else { cfg.dst_port },
             bth: cfg.rocev2.then_some((OPCODE_RDMA_WRITE_ONLY, 1, 0)),
             len: cfg.frame,
@@ -119,7 +120,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
         pfc_response: Time::ZERO,
         rx_buffer: None,
         pfc_enable: 0xFF,
-        pause_quanta: 0xFFFF,
+        pause_quanta: defaults::PAUSE_QUANTA,
     };
     let mut host = Host::new(cfg.iface.clone(), src_mac, cfg.link_speed, nic, vec![flow]);
     host.set_catch_up(CATCH_UP);

@@ -5,8 +5,9 @@
 use super::profiles::{self, Profiles};
 use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
-use crate::config::schema::{BufferRaw, PoolMode, Val};
+use crate::config::schema::{BufferRaw, Val};
 use crate::config::values::{line, list_or_none};
+use crate::config::words::PoolMode;
 use lossless_buffer_model::mmu::{PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::{Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
@@ -288,4 +289,57 @@ fn check_total(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+
+    fn buffer(extra: &str) -> Result<crate::config::Loaded, crate::config::ConfigError> {
+        let text = format!(
+            "switches:\n  - name: s\n    ports: {{count: 2, mtu: 1518}}\n    buffer:\n      pools:\n        \
+             ingress_lossless_pool: {{type: ingress, size: 16MB}}\n        egress_lossless_pool: {{type: egress, size: 16MB, mode: static}}\n      \
+             profiles:\n        pg_lossless: {{pool: ingress_lossless_pool, size: 1248, dynamic_th: 0, xoff: 83200B}}\n        \
+             q_lossless: {{pool: egress_lossless_pool, static_th: 16MB}}\n      pg: {{\"3-4\": pg_lossless}}\n      queue: {{\"3-4\": q_lossless}}\n{extra}"
+        );
+        parse("f.yaml", "f", &text)
+    }
+
+    #[test]
+    fn pgs_and_queues_get_their_profiles_or_the_lossy_default() {
+        let l = buffer("").unwrap();
+        let sw = &l.scenario.switches[0];
+        assert_eq!(sw.pg_profile_names[3], "pg_lossless");
+        assert_eq!(sw.pg_profile_names[8 + 4], "pg_lossless");
+        assert_eq!(sw.pg_profile_names[0], "pg_lossy_default");
+        assert_eq!(sw.queue_profile_names[1], "q_lossy_default");
+        // With only static egress pools the lossy queue default is static too.
+        let q = &sw.config.queue_profiles[1];
+        assert_eq!(
+            q.threshold,
+            lossless_buffer_model::mmu::Threshold::Static(lossless_buffer_model::Bytes(16_000_000))
+        );
+    }
+
+    #[test]
+    fn total_pfc_and_pool_rules() {
+        // 16 + 16 MB of pools + 2 ports × 2 PGs × (1248 + 83,200) B.
+        let e = buffer("      total: 32MB\n").unwrap_err().to_string();
+        let over = 4 * (1248 + 83_200);
+        assert!(
+            e.contains("s.buffer.total: pools 32MB") && e.ends_with(&format!("by {over} bytes")),
+            "{e}"
+        );
+        let e = parse(
+            "f.yaml",
+            "f",
+            "switches:\n  - name: s\n    ports: {count: 2}\n    buffer:\n      pools: {p: {type: ingress, size: 1MB}}\n      profiles: {}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("s.buffer.pools: needs at least one egress pool"),
+            "{e}"
+        );
+    }
 }

@@ -3,8 +3,9 @@
 
 use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
-use crate::config::schema::{ForwardingMode, ForwardingRaw, Val};
+use crate::config::schema::{ForwardingRaw, Val};
 use crate::config::values::{line, list_or_none};
+use crate::config::words::ForwardingMode;
 use lossless_pipeline::config::{
     v4_key, Forwarding, Group, GroupMode, NextHop, PortConfig, Route, RouteTarget,
 };

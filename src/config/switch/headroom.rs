@@ -1,7 +1,7 @@
 //! Warnings where a lossless PG's headroom is below what may arrive after its XOFF: on a
 //! wire, the larger of two minimums — the physics formula in bytes (frames of the MTU) and
 //! the cells a stream of the worst frame size takes (small frames each fill a cell); on a
-//! TAP port, the engine's bounded cable ([`crate::tap::cable`]).
+//! TAP port, the engine's bounded cable ([`crate::cable`]).
 
 use super::buffer::Plan;
 use crate::config::diag::{Diags, Key};
@@ -21,7 +21,7 @@ pub fn check(d: &Diags, sw: &Key, ports: &[PortConfig], taps: &[Option<String>],
         let key = sw.at("buffer").at("profiles").at(name).at("xoff");
         let have = h.xoff.cells(plan.cell);
         if let Some(tap) = tap {
-            let (cells, frame) = crate::tap::cable::worst_cells(port.mtu, plan.cell);
+            let (cells, frame) = crate::cable::worst_cells(port.mtu, plan.cell);
             if have < cells && warned.insert((name.clone(), cells)) {
                 d.warn(at, &key, format!(
                     "headroom {} is {have} cells of {}; a TAP port ({tap}) can hold {cells} cells of frames after XOFF (its kernel ring, read queue and frames in hand, as {frame}-byte frames): {} are needed, or lossless drops are possible",

@@ -3,8 +3,9 @@
 //! XOFF point the threshold gives, so that XON can come at all.
 
 use crate::config::diag::{Diag, Diags, Key};
-use crate::config::schema::{BufferRaw, PoolMode, ProfileRaw, Val};
+use crate::config::schema::{BufferRaw, ProfileRaw, Val};
 use crate::config::values::{line, list_or_none};
+use crate::config::words::PoolMode;
 use lossless_buffer_model::mmu::{Headroom, PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::Bytes;
 use std::collections::BTreeMap;

@@ -3,8 +3,9 @@
 
 use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
-use crate::config::schema::{EcnMode, PfcwdRaw, QosRaw, Scalar, SchedKind, Val, WredRaw};
+use crate::config::schema::{PfcwdRaw, QosRaw, Scalar, Val, WredRaw};
 use crate::config::values::{line, line_or, list_or_none};
+use crate::config::words::{EcnMode, SchedKind};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::watchdog::WatchdogConfig;
 use lossless_buffer_model::wred::{ColorPolicy, Curve, WredProfile};

@@ -4,8 +4,9 @@
 use super::PatchPanel;
 use crate::config::diag::{Diag, Key};
 use crate::config::scenario::{Action, EventSpec, HostSpec, Target};
-use crate::config::schema::{EventRaw, InjectRaw, LinkState, TxState, Val};
+use crate::config::schema::{EventRaw, InjectRaw, Val};
 use crate::config::values::line;
+use crate::config::words::{LinkState, TxState};
 use lossless_buffer_model::{Bytes, Time};
 use lossless_pipeline::wire::pfc::{emit_pfc, PFC_FRAME_LEN};
 

@@ -6,8 +6,9 @@ use super::PatchPanel;
 use crate::config::defaults;
 use crate::config::diag::{Diag, Key};
 use crate::config::scenario::{FlowDef, HostSpec};
-use crate::config::schema::{FlowRaw, PatternKind, Protocol, Val};
+use crate::config::schema::{FlowRaw, Val};
 use crate::config::values::{line, list_or_none};
+use crate::config::words::{PatternKind, Protocol};
 use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::Forwarding;
 use lossless_pipeline::wire::bth::ROCEV2_PORT;
@@ -90,6 +91,7 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         src_port: r
             .src_port
             .as_ref()
+            // Within the ephemeral range 49152–65535 however many flows there are.
             .map_or(defaults::SRC_PORT_BASE + (i as u16 % 16_384), |p| p.value),
         dst_port: match protocol {
             Protocol::Rocev2 => ROCEV2_PORT,

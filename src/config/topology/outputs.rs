@@ -95,3 +95,49 @@ pub fn measure(d: &Diags, m: &Val<MeasureRaw>, duration: Option<Time>) -> Result
     }
     Ok(Measure { from, to })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse;
+    use std::path::PathBuf;
+
+    const SW: &str = "duration: 1ms\nswitches:\n  - name: s\n    ports: {count: 2}\n";
+
+    #[test]
+    fn outputs_default_under_out_and_the_window_lies_in_the_run() {
+        let l = parse("f.yaml", "lab", &format!("{SW}outputs: {{pcap: {{ports: [s:Ethernet1]}}, timeseries: {{interval: 10us}}}}\nmeasure: {{from: 100us}}\n")).unwrap();
+        let o = &l.scenario.run.outputs;
+        let p = o.pcap.as_ref().unwrap();
+        assert_eq!(
+            (p.dir.clone(), p.snaplen, p.ports[0].port),
+            (PathBuf::from("out/lab"), 128, 1)
+        );
+        assert_eq!(
+            o.timeseries.as_ref().unwrap().csv,
+            PathBuf::from("out/lab-timeseries.csv")
+        );
+        assert_eq!(
+            l.scenario.run.measure.from,
+            lossless_buffer_model::Time::from_us(100)
+        );
+        for (extra, expect) in [
+            (
+                "outputs: {timeseries: {interval: 0}}\n",
+                "outputs.timeseries.interval: must be above 0",
+            ),
+            (
+                "outputs: {pcap: {ports: [s:Ethernet0], snaplen: 10}}\n",
+                "outputs.pcap.snaplen: 10 is outside 14–65535",
+            ),
+            (
+                "measure: {to: 2ms}\n",
+                "measure.to: 2ms is after the end of the run (1ms)",
+            ),
+        ] {
+            let e = parse("f.yaml", "lab", &format!("{SW}{extra}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(expect), "{e}");
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The ingress half of the switch: a received frame is checked and parsed, classified into
+//! a traffic class, PG and queue, forwarded (L2 FDB or L3 LPM), admitted by the MMU (XOFF
+//! when a lossless PG crosses its limit), marked by WRED at enqueue, and queued; PFC frames
+//! received load the port's pause timers.
+
+use super::*;
+
+impl Switch {
+    /// A frame's last bit arrived on `port` at `now`.
+    pub fn receive(&mut self, port: usize, mut pkt: Packet, now: Time) {
+        self.advance(now);
+        self.ledger.received += 1;
+        let p = &mut self.ports[port];
+        p.counters.rx_packets += 1;
+        p.counters.rx_bytes += pkt.len as u64;
+        if !p.link_up {
+            return self.drop_received(DropReason::PortDown, pkt);
+        }
+        let len = pkt.len;
+        if pkt.data.len() as u64 + 4 > len as u64 {
+            return self.drop_received(DropReason::BadLength, pkt);
+        }
+        if len < 64 {
+            return self.drop_received(DropReason::Runt, pkt);
+        }
+        if len > self.cfg.ports[port].mtu {
+            return self.drop_received(DropReason::Giant, pkt);
+        }
+        let parsed = match parser::parse(&pkt.data, len) {
+            Ok(h) => h,
+            Err(r) => return self.drop_received(r, pkt),
+        };
+        if let Some(mc) = parsed.mac_control {
+            return self.receive_mac_control(port, mc, pkt, now);
+        }
+        self.classify(port, &parsed, &mut pkt, now);
+        match &mut self.fwd {
+            Forwarder::L2(fdb) => {
+                let vid = parsed.outer_vlan().map_or(0, |v| v.vid);
+                fdb.learn(vid, parsed.src, port as u16, now);
+                match fdb.lookup(vid, parsed.dst, now) {
+                    L2Decision::Port(out) if out as usize == port => {
+                        self.drop_received(DropReason::SamePort, pkt)
+                    }
+                    L2Decision::Port(out) => {
+                        self.ledger.forwarded += 1;
+                        self.enqueue(out as usize, pkt)
+                    }
+                    L2Decision::Flood => self.flood(port, pkt),
+                }
+            }
+            Forwarder::L3(lpm) => {
+                let (key, ok) = match parsed.l3 {
+                    L3::V4 { offset, dst, .. } => (
+                        v4_key(dst),
+                        edit::ipv4_decrement_ttl(&mut pkt.data[offset as usize..]),
+                    ),
+                    L3::V6 { offset, dst, .. } => (
+                        u128::from_be_bytes(dst),
+                        edit::ipv6_decrement_hop_limit(&mut pkt.data[offset as usize..]),
+                    ),
+                    L3::None => return self.drop_received(DropReason::NotIp, pkt),
+                };
+                // The 5-tuple hash picks a group member; only routed frames need it.
+                pkt.meta.flow_hash = parsed.flow_hash();
+                let Some(nh) = lpm.lookup(key, pkt.meta.flow_hash) else {
+                    return self.drop_received(DropReason::NoRoute, pkt);
+                };
+                if !ok {
+                    return self.drop_received(DropReason::TtlExpired, pkt);
+                }
+                let src = self.cfg.ports[nh.port as usize].mac;
+                edit::set_macs(&mut pkt.data, nh.mac, src);
+                self.ledger.forwarded += 1;
+                self.enqueue(nh.port as usize, pkt);
+            }
+        }
+    }
+
+    /// Classify: traffic class from DSCP or PCP, then PG and queue; fill metadata.
+    pub(super) fn classify(&self, port: usize, h: &Parsed, pkt: &mut Packet, now: Time) {
+        let q = &self.cfg.qos;
+        let pcp = h.outer_vlan().map(|v| v.pcp);
+        let (dscp, ecn, ip) = match h.l3 {
+            L3::V4 {
+                dscp, ecn, offset, ..
+            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V4(offset)),
+            L3::V6 {
+                dscp, ecn, offset, ..
+            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset)),
+            _ => (None, 0, IpAt::None),
+        };
+        let tc = q.classify(dscp, pcp);
+        let m = &mut pkt.meta;
+        m.in_port = port as u16;
+        m.tc = tc;
+        m.pg = q.tc_to_pg[tc as usize];
+        m.queue = q.tc_to_queue[tc as usize];
+        m.rx_time = now;
+        m.ready_time = now + self.cfg.pipeline_latency;
+        m.ip = ip;
+        m.ecn = ecn;
+    }
+
+    pub(super) fn flood(&mut self, in_port: usize, pkt: Packet) {
+        let targets: u64 = (0..self.ports.len())
+            .filter(|&o| o != in_port && self.ports[o].link_up)
+            .fold(0, |m, o| m | 1 << o);
+        if targets == 0 {
+            return self.drop_received(DropReason::SamePort, pkt);
+        }
+        self.ledger.forwarded += 1;
+        let last = 63 - targets.leading_zeros() as usize;
+        for o in 0..last {
+            if targets & (1 << o) != 0 {
+                let mut data = self.spare.pop().unwrap_or_default();
+                data.extend_from_slice(&pkt.data);
+                let copy = Packet {
+                    data,
+                    len: pkt.len,
+                    meta: pkt.meta,
+                };
+                self.enqueue(o, copy);
+            }
+        }
+        self.enqueue(last, pkt);
+    }
+
+    /// Buffer admission, WRED at enqueue, and queueing toward `out`.
+    pub(super) fn enqueue(&mut self, out: usize, mut pkt: Packet) {
+        let (in_port, pg, q) = (
+            pkt.meta.in_port as usize,
+            pkt.meta.pg as usize,
+            pkt.meta.queue as usize,
+        );
+        pkt.meta.out_port = out as u16;
+        self.touch(out);
+        self.ledger.copies += 1;
+        if !self.ports[out].link_up {
+            self.ledger.refused += 1;
+            return self.drop_queued(out, DropReason::PortDown, pkt);
+        }
+        if self.watchdog_action(out, q) == Some(WatchdogAction::Drop) {
+            self.ports[out].watchdog[q].dropped_packets += 1;
+            self.ledger.refused += 1;
+            return self.drop_queued(out, DropReason::Watchdog, pkt);
+        }
+        let admitted = match self.mmu.admit(in_port, pg, out, q, pkt.len as u64) {
+            Ok(a) => a,
+            Err(r) => {
+                if self.mmu.pgs[in_port * PRIORITIES + pg].lossless {
+                    self.lossless_drops += 1;
+                }
+                // Ingress refusals are the PG's drops (the MMU counts them there); only an
+                // egress refusal is the queue's.
+                self.ledger.refused += 1;
+                return match r {
+                    Refusal::IngressLimit => self.drop_frame(DropReason::IngressLimit, pkt),
+                    Refusal::HeadroomFull => self.drop_frame(DropReason::HeadroomFull, pkt),
+                    Refusal::EgressLimit => self.drop_queued(out, DropReason::EgressLimit, pkt),
+                };
+            }
+        };
+        pkt.meta.cells = admitted.cells;
+        if admitted.xoff {
+            self.send_xoff(in_port, pg as u8);
+        }
+        if let Some(w) = self.cfg.qos.queue_wred[q] {
+            if w.mark_at == MarkAt::Enqueue {
+                let depth = (self.mmu.queues[out * PRIORITIES + q].used() - admitted.cells as u64)
+                    * self.mmu.cell();
+                if !self.apply_wred(out, q, depth, &mut pkt) {
+                    self.ledger.refused += 1;
+                    return;
+                }
+            }
+        }
+        self.ledger.queued += 1;
+        self.ports[out].queues[q].push_back(pkt);
+    }
+
+    /// Run WRED on `pkt` (queued or about to be) at queue depth `depth` bytes. Returns false
+    /// when the packet was dropped (its cells released).
+    pub(super) fn apply_wred(
+        &mut self,
+        out: usize,
+        q: usize,
+        depth: u64,
+        pkt: &mut Packet,
+    ) -> bool {
+        let w = self.cfg.qos.queue_wred[q].expect("queue has WRED");
+        let lossless =
+            self.mmu.pgs[pkt.meta.in_port as usize * PRIORITIES + pkt.meta.pg as usize].lossless;
+        let ect = pkt.meta.ecn != 0;
+        match w.decide(pkt.meta.color, Bytes(depth), ect, lossless, &mut self.rng) {
+            Verdict::Pass => true,
+            Verdict::Mark => {
+                self.mark_ce(pkt);
+                self.ports[out].queue_counters[q].ecn_marked += 1;
+                self.ecn_marked += 1;
+                true
+            }
+            Verdict::Drop => {
+                let p = core::mem::take(pkt);
+                self.release(&p);
+                self.ports[out].queue_counters[q].wred_drops += 1;
+                self.drop_queued(out, DropReason::Wred, p);
+                false
+            }
+        }
+    }
+
+    pub(super) fn mark_ce(&mut self, pkt: &mut Packet) {
+        match pkt.meta.ip {
+            IpAt::V4(o) => edit::ipv4_mark_ce(&mut pkt.data[o as usize..]),
+            IpAt::V6(o) => edit::ipv6_mark_ce(&mut pkt.data[o as usize..]),
+            IpAt::None => {}
+        }
+        pkt.meta.ecn = edit::ECN_CE;
+    }
+
+    /// Turn XOFF on for the priorities of (`port`, `pg`): the frame leaves ahead of all queues.
+    pub(super) fn send_xoff(&mut self, port: usize, pg: u8) {
+        let mask = self.pg_pfc[pg as usize];
+        if mask != 0 {
+            self.ports[port].pfc.send_xoff(mask);
+            self.touch(port);
+        }
+    }
+
+    pub(super) fn receive_mac_control(
+        &mut self,
+        port: usize,
+        mc: MacControl,
+        pkt: Packet,
+        now: Time,
+    ) {
+        self.touch(port);
+        match mc {
+            MacControl::Pause { .. } => self.drop_received(DropReason::Pause8023xIgnored, pkt),
+            MacControl::Pfc { enable, quanta } => {
+                let enable = enable & self.cfg.qos.pfc_enable;
+                if enable == 0 {
+                    return self.drop_received(DropReason::PfcNotEnabled, pkt);
+                }
+                self.ledger.consumed += 1;
+                let p = &mut self.ports[port];
+                p.pause.receive(now, enable, &quanta);
+                p.counters.count_pfc_received(enable, &quanta);
+                self.recycle(pkt.data);
+            }
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! `Switch`: parser, match-action stages and traffic manager as one sans-IO state machine.
+//!
+//! An engine drives it with explicit time (design §2):
+//!
+//! ```text
+//! sw.receive(port, packet, now);                 // last bit of a frame arrived on `port`
+//! sw.poll_transmit(port, now) -> Option<Packet>  // frame to start on `port` now (PFC first)
+//! sw.poll_timeout() -> Option<Time>              // earliest time something can happen
+//! sw.handle_timeout(now);                        // PFC refresh, watchdog polls
+//! ```
+//!
+//! The switch models each transmitter: `poll_transmit` returns a frame only when the port's
+//! previous frame has finished serializing (`(len + 20) × 8` bit times), so both the
+//! simulator and the TAP engine get line-rate shaping from the same code.
+
+mod egress;
+mod ingress;
+
+use crate::config::{v4_key, Forwarding, SwitchConfig};
+use crate::counters::{Ledger, PortCounters, QueueCounters};
+use crate::drop_reason::{DropCounters, DropReason};
+use crate::forward::{Fdb, L2Decision, Lpm};
+use crate::packet::{IpAt, Packet};
+use crate::parser::{self, MacControl, Parsed, L3};
+use crate::wire::{edit, pfc as pfc_wire};
+use lossless_buffer_model::mmu::{Mmu, Refusal};
+use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
+use lossless_buffer_model::scheduler::Scheduler;
+use lossless_buffer_model::watchdog::{Observation, QueueWatchdog, Transition, WatchdogAction};
+use lossless_buffer_model::wred::{MarkAt, Verdict};
+use lossless_buffer_model::{Bytes, Time, PRIORITIES};
+use rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::cell::Cell;
+use std::collections::VecDeque;
+
+/// Initial capacity of each egress queue (frames); grows only past it.
+const QUEUE_CAPACITY: usize = 1024;
+/// Spare frame buffers kept for reuse.
+const SPARE_BUFFERS: usize = 256;
+
+/// State of one port.
+#[derive(Debug)]
+pub struct Port {
+    /// Link is up (frames can arrive and leave).
+    pub link_up: bool,
+    /// Transmitter enabled (`tx: disable` holds frames in the queues).
+    pub tx_enabled: bool,
+    /// The frame being sent finishes at this time.
+    pub busy_until: Time,
+    queues: [VecDeque<Packet>; PRIORITIES],
+    sched: Scheduler,
+    /// Pause timers set by PFC frames received on this port.
+    pub pause: PauseTimers,
+    pfc: PfcGenerator,
+    /// Frame, byte and PFC counters.
+    pub counters: PortCounters,
+    /// Per-queue counters.
+    pub queue_counters: [QueueCounters; PRIORITIES],
+    /// PFC watchdog state per queue.
+    pub watchdog: [QueueWatchdog; PRIORITIES],
+}
+
+impl Port {
+    /// Frames waiting in queue `q`.
+    pub fn queue_len(&self, q: usize) -> usize {
+        self.queues[q].len()
+    }
+    /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
+    pub fn busy_time(&self, t: Time) -> Time {
+        self.counters.busy_before(t, self.busy_until)
+    }
+    /// Priorities this port is holding in XOFF toward its peer.
+    pub fn xoff_mask(&self) -> u8 {
+        self.pfc.xoff_mask()
+    }
+}
+
+enum Forwarder {
+    L2(Fdb),
+    L3(Lpm),
+}
+
+/// A switch: pipeline + traffic manager, driven by an engine with explicit time.
+pub struct Switch {
+    cfg: SwitchConfig,
+    ports: Vec<Port>,
+    mmu: Mmu,
+    fwd: Forwarder,
+    rng: Xoshiro256PlusPlus,
+    drops: DropCounters,
+    lossless_drops: u64,
+    ecn_marked: u64,
+    ledger: Ledger,
+    /// Latest time the engine has shown us.
+    now: Time,
+    /// PFC-enabled priorities of each queue's traffic.
+    queue_pfc: [u8; PRIORITIES],
+    /// PFC-enabled priorities of each PG's traffic (what XOFF/XON of the PG speaks for).
+    pg_pfc: [u8; PRIORITIES],
+    next_watchdog_poll: Option<Time>,
+    spare: Vec<Vec<u8>>,
+    /// Cached `next_transmit` per port; None when something changed since.
+    tx_cache: Vec<Cell<Option<Option<Time>>>>,
+    /// How far back a late `poll_transmit` may date a backlogged frame's start (0 = exact).
+    catch_up: Time,
+}
+
+impl Switch {
+    /// Build a switch from a validated configuration.
+    pub fn new(cfg: SwitchConfig) -> Switch {
+        let quanta = cfg.qos.pause_quanta;
+        let n_ports = cfg.ports.len();
+        let ports = cfg
+            .ports
+            .iter()
+            .map(|p| Port {
+                link_up: true,
+                tx_enabled: true,
+                busy_until: Time::ZERO,
+                queues: core::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+                sched: Scheduler::new(cfg.qos.scheduler),
+                pause: PauseTimers::new(p.speed, cfg.qos.pfc_response),
+                pfc: PfcGenerator::new(p.speed, quanta),
+                counters: PortCounters::default(),
+                queue_counters: Default::default(),
+                watchdog: Default::default(),
+            })
+            .collect();
+        let mmu = Mmu::new(
+            cfg.cell,
+            cfg.pools.clone(),
+            &cfg.pg_profiles,
+            &cfg.queue_profiles,
+        );
+        let fwd = match &cfg.forwarding {
+            Forwarding::L2 {
+                static_fdb,
+                fdb_size,
+                fdb_aging,
+            } => Forwarder::L2(Fdb::new(*fdb_size, *fdb_aging, static_fdb)),
+            Forwarding::L3 { routes, groups } => Forwarder::L3(Lpm::new(routes, groups.clone())),
+        };
+        let queue_pfc =
+            core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_enable);
+        let pg_pfc = core::array::from_fn(|g| cfg.qos.priorities_of_pg(g as u8));
+        Switch {
+            rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+            next_watchdog_poll: cfg.qos.pfcwd.map(|w| w.polling_interval),
+            cfg,
+            ports,
+            mmu,
+            fwd,
+            drops: DropCounters::default(),
+            lossless_drops: 0,
+            ecn_marked: 0,
+            ledger: Ledger::default(),
+            now: Time::ZERO,
+            queue_pfc,
+            pg_pfc,
+            spare: Vec::with_capacity(SPARE_BUFFERS),
+            tx_cache: vec![Cell::new(None); n_ports],
+            catch_up: Time::ZERO,
+        }
+    }
+
+    /// The configuration this switch was built from.
+    pub fn config(&self) -> &SwitchConfig {
+        &self.cfg
+    }
+
+    /// Port states and counters.
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    /// Buffer accounting (pools, PGs, queues, watermarks).
+    pub fn mmu(&self) -> &Mmu {
+        &self.mmu
+    }
+
+    /// Frames dropped, by reason.
+    pub fn drops(&self) -> &DropCounters {
+        &self.drops
+    }
+
+    /// Frames of lossless PGs dropped by the MMU: must stay 0 in a well-built fabric.
+    pub fn lossless_drops(&self) -> u64 {
+        self.lossless_drops
+    }
+
+    /// Frames marked CE.
+    pub fn ecn_marked(&self) -> u64 {
+        self.ecn_marked
+    }
+
+    /// Frames (flood copies counted each) admitted into an egress queue.
+    pub fn enqueued(&self) -> u64 {
+        self.ledger.queued
+    }
+
+    /// Where every received frame went.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// Frames waiting in egress queues now.
+    pub fn queued_frames(&self) -> u64 {
+        self.ports
+            .iter()
+            .flat_map(|p| p.queues.iter())
+            .map(|q| q.len() as u64)
+            .sum()
+    }
+
+    /// The L2 forwarding database (None in L3 mode).
+    pub fn fdb(&self) -> Option<&Fdb> {
+        match &self.fwd {
+            Forwarder::L2(f) => Some(f),
+            Forwarder::L3(_) => None,
+        }
+    }
+
+    /// Let a late `poll_transmit` date a backlogged frame's start up to `window` into the
+    /// past (never before the transmitter was free or the frame was ready), so a wall-clock
+    /// engine that wakes late sends a short burst instead of losing line rate. The virtual-
+    /// time engine polls exactly and leaves this at 0.
+    pub fn set_catch_up(&mut self, window: Time) {
+        self.catch_up = window;
+    }
+
+    /// Give back a frame buffer the engine no longer needs (avoids allocation later).
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS {
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+
+    /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
+    fn touch(&self, port: usize) {
+        self.tx_cache[port].set(None);
+    }
+
+    fn advance(&mut self, now: Time) {
+        if now > self.now {
+            self.now = now;
+        }
+    }
+
+    fn drop_frame(&mut self, reason: DropReason, pkt: Packet) {
+        self.drops.count(reason);
+        self.recycle(pkt.data);
+    }
+
+    /// Drop a frame before forwarding has chosen any egress for it.
+    fn drop_received(&mut self, reason: DropReason, pkt: Packet) {
+        self.ledger.dropped_on_receive += 1;
+        self.drop_frame(reason, pkt);
+    }
+
+    /// Count a drop against the egress queue it was headed for.
+    fn drop_queued(&mut self, out: usize, reason: DropReason, pkt: Packet) {
+        let qc = &mut self.ports[out].queue_counters[pkt.meta.queue as usize];
+        qc.drop_packets += 1;
+        qc.drop_bytes += pkt.len as u64;
+        self.drop_frame(reason, pkt);
+    }
+
+    /// Act on everything due at `now`: internal deadlines (PFC refresh, watchdog polls),
+    /// then every frame a port may start by `now`, handed to `emit(port, frame)` in port
+    /// order (one per port and call in virtual time; a catch-up burst in wall-clock time).
+    /// The engines drive the switch with this and `receive`.
+    pub fn poll_due(&mut self, now: Time, mut emit: impl FnMut(usize, Packet)) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.handle_timeout(now);
+        }
+        for port in 0..self.ports.len() {
+            while self.next_transmit(port).is_some_and(|t| t <= now) {
+                match self.poll_transmit(port, now) {
+                    Some(pkt) => emit(port, pkt),
+                    None => break,
+                }
+            }
+        }
+    }
+
+    /// Earliest internal deadline: a port able to start a frame, a PFC refresh, a watchdog poll.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let mut best = self.next_watchdog_poll;
+        let mut take = |t: Option<Time>| {
+            if let Some(t) = t {
+                best = Some(best.map_or(t, |b: Time| b.min(t)));
+            }
+        };
+        for (i, p) in self.ports.iter().enumerate() {
+            take(p.pfc.poll_timeout());
+            take(self.next_transmit(i));
+        }
+        best
+    }
+
+    /// Act on deadlines due at `now`: queue PFC refreshes, poll the watchdog.
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.advance(now);
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            if p.pfc.poll_timeout().is_some_and(|t| t <= now) {
+                p.pfc.handle_timeout(now);
+                self.tx_cache[i].set(None);
+            }
+        }
+        if let (Some(cfg), Some(t)) = (self.cfg.qos.pfcwd, self.next_watchdog_poll) {
+            if now >= t {
+                self.poll_watchdog(now);
+                self.next_watchdog_poll = Some(now + cfg.polling_interval);
+            }
+        }
+    }
+
+    /// Enable or disable `port`'s transmitter; frames wait in its queues while disabled.
+    pub fn set_tx_enabled(&mut self, port: usize, enabled: bool, now: Time) {
+        self.advance(now);
+        self.touch(port);
+        self.ports[port].tx_enabled = enabled;
+    }
+
+    /// Bring `port`'s link up or down. Down drops its queued frames and forgets pauses.
+    pub fn set_link(&mut self, port: usize, up: bool, now: Time) {
+        self.advance(now);
+        self.touch(port);
+        self.ports[port].link_up = up;
+        if !up {
+            for q in 0..PRIORITIES {
+                self.flush_queue(port, q, DropReason::PortDown);
+            }
+            self.ports[port].pause.clear(now);
+            if let Forwarder::L2(fdb) = &mut self.fwd {
+                fdb.flush_port(port as u16);
+            }
+        }
+    }
+
+    /// Time `port` has spent paused on priority `prio` up to `now` (pfcstat pause duration).
+    pub fn paused_time(&self, port: usize, prio: usize, now: Time) -> Time {
+        self.ports[port].pause.paused_total(prio, now)
+    }
+}

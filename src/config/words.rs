@@ -1,0 +1,128 @@
+//! Closed word lists only scenario files have (the others live next to their types in the
+//! model crates): each an enum whose words are its [`Named`] list.
+
+use lossless_buffer_model::Named;
+
+/// Declare a closed word list: an enum and its words.
+macro_rules! words {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $($word:literal)|+),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+        impl Named for $name {
+            const WORDS: &'static [(&'static str, $name)] = &[$($(($word, $name::$variant)),+),+];
+        }
+    };
+}
+
+words! {
+    /// `pools.*.mode`.
+    PoolMode {
+        /// Users' limits are static_th bytes.
+        Static = "static",
+        /// Users' limits are dynamic thresholds (α).
+        Dynamic = "dynamic",
+    }
+}
+
+words! {
+    /// `qos.scheduler.*.type`.
+    SchedKind {
+        /// Strict priority.
+        Strict = "strict",
+        /// Deficit weighted round robin.
+        Dwrr = "dwrr",
+    }
+}
+
+words! {
+    /// `wred_profiles.*.ecn`: which colours are marked instead of dropped.
+    EcnMode {
+        /// None.
+        None = "ecn_none",
+        /// Green.
+        Green = "ecn_green",
+        /// Yellow.
+        Yellow = "ecn_yellow",
+        /// Red.
+        Red = "ecn_red",
+        /// Green and yellow.
+        GreenYellow = "ecn_green_yellow",
+        /// Green and red.
+        GreenRed = "ecn_green_red",
+        /// Yellow and red.
+        YellowRed = "ecn_yellow_red",
+        /// All colours.
+        All = "ecn_all",
+    }
+}
+
+impl EcnMode {
+    /// Bitmap of colours marked: green 1, yellow 2, red 4.
+    pub fn colors(self) -> u8 {
+        match self {
+            EcnMode::None => 0,
+            EcnMode::Green => 0b001,
+            EcnMode::Yellow => 0b010,
+            EcnMode::Red => 0b100,
+            EcnMode::GreenYellow => 0b011,
+            EcnMode::GreenRed => 0b101,
+            EcnMode::YellowRed => 0b110,
+            EcnMode::All => 0b111,
+        }
+    }
+}
+
+words! {
+    /// `forwarding.mode`.
+    ForwardingMode {
+        /// MAC learning and flooding.
+        L2 = "l2",
+        /// Longest-prefix-match routing.
+        L3 = "l3",
+    }
+}
+
+words! {
+    /// `flows[].protocol`.
+    Protocol {
+        /// Plain UDP.
+        Udp = "udp",
+        /// RoCEv2: a BTH on UDP 4791.
+        Rocev2 = "rocev2",
+    }
+}
+
+words! {
+    /// `flows[].pattern`.
+    PatternKind {
+        /// Always backlogged.
+        Greedy = "greedy",
+        /// Constant bit rate.
+        Cbr = "cbr",
+        /// On/off periods.
+        Onoff = "onoff",
+    }
+}
+
+words! {
+    /// `events[].tx`.
+    TxState {
+        /// Transmitter on.
+        Enable = "enable",
+        /// Transmitter off (frames wait).
+        Disable = "disable",
+    }
+}
+
+words! {
+    /// `events[].link`.
+    LinkState {
+        /// Link up.
+        Up = "up",
+        /// Link down (queued and in-flight frames are lost).
+        Down = "down",
+    }
+}
