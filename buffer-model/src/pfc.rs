@@ -36,8 +36,13 @@ struct Edge {
 }
 
 impl Edge {
-    /// After effect `g` has been in force from `g.at` until `end` (≥ `g.at`).
+    /// After effect `g` has been in force from `g.at` until `end` (≥ `g.at`). An effect
+    /// replaced at the instant it took effect (several frames taking effect together)
+    /// changes nothing.
     fn after(self, g: Effect, end: Time) -> Edge {
+        if end <= g.at {
+            return self;
+        }
         let mut e = self;
         let paused_at_start = g.until > g.at;
         if e.paused && !paused_at_start {
@@ -127,14 +132,9 @@ impl PrioPause {
                 Some(n) => edge = edge.after(*g, n.at),
                 None if g.at <= t && t < g.until => return t,
                 None => {
-                    return edge
-                        .after(*g, t)
-                        .since
-                        .max(if g.until > g.at && g.until <= t {
-                            g.until
-                        } else {
-                            Time::ZERO
-                        })
+                    // Not paused at t: if a pause ran right up to t it ended at t.
+                    let e = edge.after(*g, t);
+                    return if e.paused { t } else { e.since };
                 }
             }
         }
@@ -541,6 +541,23 @@ mod tests {
         assert!(!t.is_paused(3, Time::from_us(6)));
         assert!(!t.is_paused(3, Time::from_us(8)));
         assert_eq!(t.paused_total(3, Time::from_ms(1)), Time::from_us(6) - R);
+    }
+
+    #[test]
+    fn a_refresh_and_an_xon_together_as_a_pause_expires_end_it_there() {
+        // At 10G a quantum is 51.2 ns. 3 quanta from 0 end at 153.6 ns; at that instant a
+        // 1-quantum refresh and an XON take effect together, in that order: the pause
+        // ended at 153.6 ns (found by the property test against the tick reference).
+        let g10 = Rate::gbps(10);
+        let mut t = PauseTimers::new(g10, Time::ZERO);
+        let end = g10.pause_time(3);
+        t.receive(Time::ZERO, 1 << 2, &q(2, 3));
+        t.receive(end, 1 << 2, &q(2, 1));
+        t.receive(end, 1 << 2, &q(2, 0));
+        assert!(!t.is_paused(2, end));
+        assert_eq!(t.unpaused_since(2, end), end);
+        assert_eq!(t.unpaused_since(2, end + Time::from_us(1)), end);
+        assert_eq!(t.paused_total(2, end + Time::from_us(1)), end);
     }
 
     #[test]

@@ -77,8 +77,16 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Cases per run: `default`, or `PROPTEST_CASES` when set (for a long soak).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(300)))]
 
     #[test]
     fn accounting_invariants_hold(

@@ -121,8 +121,16 @@ fn ops_strategy() -> impl Strategy<Value = Vec<Op>> {
 
 const SPEEDS: [u64; 8] = [10, 25, 40, 50, 100, 200, 400, 800];
 
+/// Cases per run: `default`, or `PROPTEST_CASES` when set (for a long soak).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(cases(200)))]
 
     #[test]
     fn pause_timers_match_the_tick_by_tick_reference(
