@@ -1,5 +1,7 @@
 //! Property tests of the MMU's accounting invariants over random admit/release sequences.
 
+mod common;
+use common::cases;
 use lossless_buffer_model::mmu::{
     Headroom, Mmu, PoolKind, PoolSpec, ProfileSpec, Refusal, Threshold,
 };
@@ -75,14 +77,6 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(in_port, pg, out_port, len)| Op::Admit { in_port, pg, out_port, len }),
         2 => any::<usize>().prop_map(|pick| Op::Release { pick }),
     ]
-}
-
-/// Cases per run: `default`, or `PROPTEST_CASES` when set (for a long soak).
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 proptest! {

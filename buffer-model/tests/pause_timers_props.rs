@@ -12,6 +12,8 @@
 //! where the latest pause ended, and on the earliest time a frame may start given the
 //! frames received so far.
 
+mod common;
+use common::cases;
 use lossless_buffer_model::pfc::PauseTimers;
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use proptest::prelude::*;
@@ -120,14 +122,6 @@ fn ops_strategy() -> impl Strategy<Value = Vec<Op>> {
 }
 
 const SPEEDS: [u64; 8] = [10, 25, 40, 50, 100, 200, 400, 800];
-
-/// Cases per run: `default`, or `PROPTEST_CASES` when set (for a long soak).
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(200)))]
