@@ -23,6 +23,8 @@ pub struct Samples {
     pub switches: Vec<Vec<PortSample>>,
     /// Per host NIC.
     pub hosts: Vec<PortSample>,
+    /// Per switch, per next-hop group, bytes sent to each member so far.
+    pub group_bytes: Vec<Vec<Vec<u64>>>,
 }
 
 impl Samples {
@@ -32,7 +34,16 @@ impl Samples {
         hosts: impl IntoIterator<Item = &'a Host>,
         t: Time,
     ) -> Samples {
+        let switches: Vec<&Switch> = switches.into_iter().collect();
         Samples {
+            group_bytes: switches
+                .iter()
+                .map(|sw| {
+                    sw.groups().map_or_else(Vec::new, |g| {
+                        g.iter().map(|(_, c)| c.member_bytes.clone()).collect()
+                    })
+                })
+                .collect(),
             switches: switches
                 .into_iter()
                 .map(|sw| {
@@ -65,6 +76,9 @@ impl Samples {
             .chain(self.hosts.iter_mut())
         {
             *s = PortSample::default();
+        }
+        for b in self.group_bytes.iter_mut().flatten().flatten() {
+            *b = 0;
         }
         self
     }
@@ -116,6 +130,12 @@ impl Window {
     /// Port `port` of switch `sw` over the window.
     pub fn switch_port(&self, sw: usize, port: usize) -> PortShare {
         self.share(&self.start.switches[sw][port], &self.end.switches[sw][port])
+    }
+
+    /// Bytes switch `sw`'s group `g` sent to each member over the window.
+    pub fn group_bytes(&self, sw: usize, g: usize) -> Vec<u64> {
+        let (a, b) = (&self.start.group_bytes[sw][g], &self.end.group_bytes[sw][g]);
+        a.iter().zip(b).map(|(x, y)| y.saturating_sub(*x)).collect()
     }
 
     /// Host `h`'s NIC over the window.

@@ -124,20 +124,39 @@ pub struct NextHop {
 /// How a group picks a member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupMode {
-    /// 5-tuple hash modulo the member count (ECMP).
+    /// 5-tuple hash (mixed with the switch's hash seed) modulo the member count (ECMP);
+    /// the flows of a member whose link is down move to the members that are up.
     Hash,
-    /// Round robin per packet.
+    /// Dynamic load balancing: each new flowlet of a flow takes the member of the best
+    /// quality band (SAI ARS `FLOWLET_QUALITY`); see [`FlowletConfig`].
+    Flowlet,
+    /// A random member per packet (random packet spraying, SAI ARS `PER_PACKET_RANDOM`):
+    /// even load, but packets of one flow take paths of different delay and reorder.
     PerPacket,
-    /// Always the first member.
+    /// Always the first member whose link is up.
     Fixed,
 }
 
 impl Named for GroupMode {
     const WORDS: &'static [(&'static str, GroupMode)] = &[
         ("hash", GroupMode::Hash),
+        ("flowlet", GroupMode::Flowlet),
         ("per_packet", GroupMode::PerPacket),
         ("fixed", GroupMode::Fixed),
     ];
+}
+
+/// Flowlet (dynamic load balancing) settings of a group, SAI ARS semantics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowletConfig {
+    /// A flow idle longer than this starts a new flowlet, free to take another member
+    /// (set it above the path-delay skew, typically half an RTT, to avoid reordering).
+    pub idle_time: Time,
+    /// Entries of the flow table; when every entry is held by an active flow, a new flow
+    /// falls back to the hash (counted as `table_full`).
+    pub max_flows: u32,
+    /// Past load is an EWMA of the bytes a member sent per interval of this length.
+    pub sampling_interval: Time,
 }
 
 /// A next-hop group.
@@ -149,6 +168,8 @@ pub struct Group {
     pub mode: GroupMode,
     /// Members.
     pub members: Vec<NextHop>,
+    /// Flowlet settings (`Some` exactly when `mode` is flowlet).
+    pub flowlet: Option<FlowletConfig>,
 }
 
 /// Where a route sends packets.

@@ -13,6 +13,11 @@ pub struct PfcCounters {
     pub rx_xoff: [u64; PRIORITIES],
     /// PFC frames received that resumed priority p.
     pub rx_xon: [u64; PRIORITIES],
+    /// When this port started its first frame pausing priority p: where a pause began
+    /// (or spread to, hop by hop).
+    pub first_tx_xoff: [Option<Time>; PRIORITIES],
+    /// When this port started its last frame resuming priority p.
+    pub last_tx_xon: [Option<Time>; PRIORITIES],
 }
 
 impl PfcCounters {
@@ -58,10 +63,17 @@ pub struct PortCounters {
 }
 
 impl PortCounters {
-    /// Count a PFC frame this port sent (`enable`, `quanta`): per priority, as a frame and
-    /// as 64 bytes on the wire.
-    pub fn count_pfc_sent(&mut self, enable: u8, quanta: &[u16; PRIORITIES]) {
+    /// Count a PFC frame this port started at `now` (`enable`, `quanta`): per priority, as a
+    /// frame and as 64 bytes on the wire.
+    pub fn count_pfc_sent(&mut self, enable: u8, quanta: &[u16; PRIORITIES], now: Time) {
         PfcCounters::count(&mut self.pfc.tx_xoff, &mut self.pfc.tx_xon, enable, quanta);
+        for p in (0..PRIORITIES).filter(|p| enable & (1 << p) != 0) {
+            if quanta[p] > 0 {
+                self.pfc.first_tx_xoff[p].get_or_insert(now);
+            } else {
+                self.pfc.last_tx_xon[p] = Some(now);
+            }
+        }
         self.tx_pfc_frames += 1;
         self.tx_packets += 1;
         self.tx_bytes += crate::wire::pfc::PFC_FRAME_LEN as u64;

@@ -1,7 +1,7 @@
 //! Forwarding stages: the VLAN-aware L2 FDB (learning, flooding) and the L3 LPM table with
 //! next-hop groups. Keys are integers, never strings.
 
-use crate::config::{Group, GroupMode, NextHop, Route, RouteTarget};
+use crate::config::{Route, RouteTarget};
 use lossless_buffer_model::Time;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -30,7 +30,8 @@ impl Hasher for IntHasher {
     }
 }
 
-type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+/// A hash map over integer keys with [`IntHasher`].
+pub(crate) type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 fn fdb_key(vid: u16, mac: [u8; 6]) -> u64 {
     let mut k = [0u8; 8];
@@ -194,8 +195,6 @@ impl Fdb {
 pub struct Lpm {
     /// (prefix length, prefix → target), longest first.
     tables: Vec<(u8, IntMap<u128, RouteTarget>)>,
-    groups: Vec<Group>,
-    rr: Vec<usize>,
 }
 
 fn mask(len: u8) -> u128 {
@@ -207,8 +206,8 @@ fn mask(len: u8) -> u128 {
 }
 
 impl Lpm {
-    /// Build from routes and groups.
-    pub fn new(routes: &[Route], groups: Vec<Group>) -> Lpm {
+    /// Build from routes.
+    pub fn new(routes: &[Route]) -> Lpm {
         let mut tables: Vec<(u8, IntMap<u128, RouteTarget>)> = Vec::new();
         for r in routes {
             let pos = match tables.iter().position(|(l, _)| *l == r.len) {
@@ -221,44 +220,21 @@ impl Lpm {
             tables[pos].1.insert(r.prefix & mask(r.len), r.target);
         }
         tables.sort_by_key(|t| core::cmp::Reverse(t.0));
-        let rr = vec![0; groups.len()];
-        Lpm { tables, groups, rr }
+        Lpm { tables }
     }
 
-    /// The next hop for `dst` with flow hash `hash`, if a route matches.
-    pub fn lookup(&mut self, dst: u128, hash: u32) -> Option<NextHop> {
-        let target = self
-            .tables
+    /// Where the longest matching route sends `dst`, if one matches.
+    pub fn lookup(&self, dst: u128) -> Option<RouteTarget> {
+        self.tables
             .iter()
-            .find_map(|(len, t)| t.get(&(dst & mask(*len))).copied())?;
-        match target {
-            RouteTarget::NextHop(nh) => Some(nh),
-            RouteTarget::Group(g) => {
-                let g = g as usize;
-                let group = &self.groups[g];
-                let n = group.members.len();
-                if n == 0 {
-                    return None;
-                }
-                let i = match group.mode {
-                    GroupMode::Hash => hash as usize % n,
-                    GroupMode::Fixed => 0,
-                    GroupMode::PerPacket => {
-                        let i = self.rr[g] % n;
-                        self.rr[g] = (i + 1) % n;
-                        i
-                    }
-                };
-                Some(group.members[i])
-            }
-        }
+            .find_map(|(len, t)| t.get(&(dst & mask(*len))).copied())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::v4_key;
+    use crate::config::{v4_key, NextHop};
 
     const T0: Time = Time::ZERO;
 
@@ -330,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn lpm_prefers_longest_prefix_and_hashes_groups() {
+    fn lpm_prefers_the_longest_prefix() {
         let nh = |port| NextHop { port, mac: [0; 6] };
         let routes = [
             Route {
@@ -344,15 +320,15 @@ mod tests {
                 target: RouteTarget::Group(0),
             },
         ];
-        let groups = vec![Group {
-            name: "g".into(),
-            mode: GroupMode::Hash,
-            members: vec![nh(2), nh(3)],
-        }];
-        let mut l = Lpm::new(&routes, groups);
-        assert_eq!(l.lookup(v4_key([198, 18, 5, 5]), 0).unwrap().port, 1);
-        assert_eq!(l.lookup(v4_key([198, 18, 1, 5]), 0).unwrap().port, 2);
-        assert_eq!(l.lookup(v4_key([198, 18, 1, 5]), 1).unwrap().port, 3);
-        assert!(l.lookup(v4_key([10, 0, 0, 1]), 0).is_none());
+        let l = Lpm::new(&routes);
+        assert_eq!(
+            l.lookup(v4_key([198, 18, 5, 5])),
+            Some(RouteTarget::NextHop(nh(1)))
+        );
+        assert_eq!(
+            l.lookup(v4_key([198, 18, 1, 5])),
+            Some(RouteTarget::Group(0))
+        );
+        assert_eq!(l.lookup(v4_key([10, 0, 0, 1])), None);
     }
 }

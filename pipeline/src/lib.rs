@@ -10,14 +10,17 @@
 //! * [`packet`]: a frame (held bytes + declared length) and its metadata.
 //! * [`wire`]: PFC / PAUSE and RoCEv2 BTH codecs, in-place header edits.
 //! * [`parser`]: frame bytes → header vector, or a [`drop_reason::DropReason`].
-//! * [`forward`]: FDB and LPM tables.
+//! * [`forward`]: FDB and LPM tables; [`groups`]: next-hop group member choice, with
+//!   [`dlb`] (flowlet quality and flow table) for dynamic load balancing.
 //! * [`config`]: the typed switch configuration; [`presets`]: small ready-made ones.
 //! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time.
 
 pub mod config;
 pub mod counters;
+pub mod dlb;
 pub mod drop_reason;
 pub mod forward;
+pub mod groups;
 pub mod packet;
 pub mod parser;
 pub mod presets;

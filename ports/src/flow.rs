@@ -219,6 +219,10 @@ pub struct FlowRx {
     pub first_rx: Option<Time>,
     /// Last bit of the latest frame received.
     pub last_rx: Option<Time>,
+    /// The longest wait between two frames of the flow (last bit to last bit): when it
+    /// began (the earlier frame's arrival) and how long it lasted. A victim of a pause
+    /// shows its stall here.
+    pub longest_gap: Option<(Time, Time)>,
     highest_seq: Option<u64>,
     /// The measurement window `[from, to]`.
     window: (Time, Time),
@@ -253,6 +257,7 @@ impl FlowRx {
             ce_marked: 0,
             first_rx: None,
             last_rx: None,
+            longest_gap: None,
             highest_seq: None,
             window: (from, to),
             window_bits: 0.0,
@@ -271,6 +276,12 @@ impl FlowRx {
         self.rx_packets += 1;
         self.rx_bytes += pkt.len as u64;
         self.first_rx.get_or_insert(now);
+        if let Some(last) = self.last_rx {
+            let gap = now.saturating_sub(last);
+            if self.longest_gap.is_none_or(|(_, g)| gap > g) {
+                self.longest_gap = Some((last, gap));
+            }
+        }
         self.last_rx = Some(now);
         match self.highest_seq {
             Some(h) if m.seq < h => self.reordered += 1,

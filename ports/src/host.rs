@@ -261,7 +261,7 @@ impl Host {
         }
         if let Some(req) = self.pfc.take_frame(now) {
             let buf = self.spare.pop().unwrap_or_default();
-            self.counters.count_pfc_sent(req.enable, &req.quanta);
+            self.counters.count_pfc_sent(req.enable, &req.quanta, now);
             let wire = self.speed.wire_time(PFC_FRAME_LEN as u64);
             self.busy_until = now + wire;
             self.counters.tx_busy += wire;

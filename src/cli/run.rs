@@ -33,6 +33,10 @@ pub fn exec(a: RunArgs) -> ExitCode {
     let Some(loaded) = load(&a.file) else {
         return ExitCode::FAILURE;
     };
+    if let Some(e) = crate::config::topology::neighbors::first_pending(&loaded.scenario.switches) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let opts = RunOptions {
         seed: a.seed,
         duration: a.duration,

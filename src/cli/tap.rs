@@ -44,6 +44,10 @@ pub fn exec(a: TapArgs) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    if let Some(e) = crate::config::topology::neighbors::first_pending(&sc.switches) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let stop = match stop_on_signals() {
         Ok(s) => s,
         Err(e) => {

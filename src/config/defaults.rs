@@ -47,6 +47,12 @@ pub const FDB_SIZE: usize = 16_384;
 pub const FDB_AGING: Time = Time::from_ms(600_000);
 /// Next-hop group mode.
 pub const GROUP_MODE: GroupMode = GroupMode::Hash;
+/// Flowlet groups: idle gap that starts a new flowlet (SAI ARS example: 256 µs).
+pub const FLOWLET_IDLE_TIME: Time = Time::from_us(256);
+/// Flowlet groups: flow-table entries (SAI ARS example: 512).
+pub const FLOWLET_MAX_FLOWS: u32 = 512;
+/// Flowlet groups: past-load sampling interval (SAI ARS example: 16 µs).
+pub const FLOWLET_SAMPLING_INTERVAL: Time = Time::from_us(16);
 /// Default plan: the lossless pools' shared size (ingress and egress).
 pub const LOSSLESS_POOL: Bytes = Bytes(24_000_000);
 /// Default plan: the lossy pools' shared size (ingress and egress).
@@ -116,7 +122,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         .map(|p| p.to_string())
         .collect();
     vec![
-        ("seed", SEED.to_string(), "seed of every random choice (WRED)"),
+        ("seed", SEED.to_string(), "seed of every random choice: WRED, ECMP hash seed (seed + switch index), DLB ties"),
         ("duration", "until idle".into(), "a run without one ends when all finite flows are delivered"),
         ("measure", "the whole run".into(), "window of throughput, utilisation, pause fractions, latency"),
         ("switches[].mac", format!("{} (switch 0)", switch_mac(0)), "base MAC; port i has base + i; switch k: 02:4c:4c:kk:kk:00"),
@@ -140,6 +146,10 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("qos.pfcwd", format!("{}, detection {PFCWD_DETECTION}, restoration {PFCWD_RESTORATION}, polling a quarter of the shorter", PFCWD_ACTION.word()), "when pfcwd is given"),
         ("forwarding", format!("l2, fdb_size {FDB_SIZE}, fdb_aging {FDB_AGING}"), "learning + flooding; fdb_aging 0 never ages"),
         ("forwarding.groups.*.mode", GROUP_MODE.word().into(), "ECMP by 5-tuple hash"),
+        ("forwarding.groups.*.idle_time", FLOWLET_IDLE_TIME.to_string(), "flowlet: idle gap that starts a new flowlet"),
+        ("forwarding.groups.*.max_flows", FLOWLET_MAX_FLOWS.to_string(), "flowlet: flow-table entries; beyond, new flows hash"),
+        ("forwarding.groups.*.sampling_interval", FLOWLET_SAMPLING_INTERVAL.to_string(), "flowlet: past-load EWMA sample period"),
+        ("routes[].mac / members[].mac", "the MAC of what is cabled to the port".into(), "lossless run only; lossless tap needs it"),
         ("hosts[].mac / ip", format!("{} / 198.18.0.1 (host 0)", host_mac(0)), "from the host's index"),
         ("hosts[].nic", format!("pfc {}, pfc_response {PFC_RESPONSE}, no receive limit", NIC_PFC.word()), "pfc_xoff half the rx_buffer, pfc_xon half pfc_xoff"),
         ("flows[]", format!("udp, dscp {DSCP}, ecn {}, frame {FRAME}, greedy, start 0", ECN.word()), "priority: the class the attached switch gives it"),

@@ -109,6 +109,11 @@ impl<'a> Diags<'a> {
         }
     }
 
+    /// An error diagnostic to report later (when a later stage finds the rule broken).
+    pub fn later(&self, line: Option<u64>, key: &Key, message: impl Into<String>) -> Diag {
+        self.diag(Severity::Error, line, key, message.into())
+    }
+
     /// An error at `line` on `key` saying what rule is broken.
     pub fn error<T>(
         &self,

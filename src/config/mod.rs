@@ -18,8 +18,8 @@ pub mod words;
 
 pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
 pub use scenario::{
-    Action, EventSpec, FlowDef, HostSpec, LinkSpec, Measure, Outputs, PcapOut, PortRef, RunSpec,
-    Scenario, SwitchSpec, Target, TimeseriesOut,
+    Action, EventSpec, FlowDef, HopAt, HostSpec, LinkSpec, Measure, Outputs, PcapOut, PendingMac,
+    PortRef, RunSpec, Scenario, SwitchSpec, Target, TimeseriesOut,
 };
 
 use std::path::Path;

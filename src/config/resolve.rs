@@ -31,21 +31,25 @@ pub fn resolve(file: &str, stem: &str, raw: ScenarioFile) -> Result<(Scenario, V
             "at least one switch is needed",
         );
     }
-    let mut switches = Vec::new();
-    for (index, sw) in raw.switches.value.iter().enumerate() {
-        if switches
-            .iter()
-            .any(|s: &super::SwitchSpec| s.config.name == sw.name.value)
-        {
-            return d.error(
-                line(&sw.name),
-                &top.at("switches").at("name"),
-                format!("switch `{}` is defined twice", sw.name.value),
-            );
+    // Pass 1 finds the links; pass 2 resolves each switch with the cables its links give
+    // its ports, so that headroom (checked and defaulted) is sized for the real cable.
+    let scratch = Diags::new(file);
+    let first = resolve_switches(&scratch, &raw, seed, &|_| Vec::new())?;
+    let links = topology::resolve(&scratch, stem, &raw, &first, duration)?.links;
+    let wires = |si: usize| -> Vec<switch::PortWire> {
+        let mut w = Vec::new();
+        for l in &links {
+            for end in [l.a, l.b] {
+                if end.switch == si {
+                    w.push((end.port, l.cable, l.delay));
+                }
+            }
         }
-        switches.push(switch::resolve(&d, sw, index, seed)?);
-    }
+        w
+    };
+    let mut switches = resolve_switches(&d, &raw, seed, &wires)?;
     let run = topology::resolve(&d, stem, &raw, &switches, duration)?;
+    topology::neighbors::fill(&mut switches, &run)?;
     let name = raw.name.map_or_else(|| stem.to_string(), |n| n.value);
     Ok((
         Scenario {
@@ -57,4 +61,26 @@ pub fn resolve(file: &str, stem: &str, raw: ScenarioFile) -> Result<(Scenario, V
         },
         d.into_warnings(),
     ))
+}
+
+/// Every switch of the file, each with the port wires `wires(index)`.
+fn resolve_switches(
+    d: &Diags,
+    raw: &ScenarioFile,
+    seed: u64,
+    wires: &dyn Fn(usize) -> Vec<switch::PortWire>,
+) -> Result<Vec<super::SwitchSpec>, Diag> {
+    let top = Key::default();
+    let mut switches: Vec<super::SwitchSpec> = Vec::new();
+    for (index, sw) in raw.switches.value.iter().enumerate() {
+        if switches.iter().any(|s| s.config.name == sw.name.value) {
+            return d.error(
+                line(&sw.name),
+                &top.at("switches").at("name"),
+                format!("switch `{}` is defined twice", sw.name.value),
+            );
+        }
+        switches.push(switch::resolve(d, sw, index, seed, &wires(index))?);
+    }
+    Ok(switches)
 }

@@ -3,7 +3,7 @@
 //! is what `lossless run` adds around them (hosts, links, flows, events, outputs, the
 //! measurement window).
 
-use lossless_buffer_model::Time;
+use lossless_buffer_model::{Length, Time};
 use lossless_pipeline::config::SwitchConfig;
 use lossless_ports::flow::FlowSpec;
 use lossless_ports::host::NicConfig;
@@ -37,6 +37,34 @@ pub struct SwitchSpec {
     pub queue_profile_names: Vec<String>,
     /// The buffer plan was the built-in default.
     pub default_buffer: bool,
+    /// Next hops given without `mac:`, until the cabling fills them in (`lossless run`).
+    pub pending_macs: Vec<PendingMac>,
+}
+
+/// Where a next hop sits in a switch's L3 forwarding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HopAt {
+    /// `routes[i]`.
+    Route(usize),
+    /// Member `member` of group `group` (configuration order).
+    Member {
+        /// Group index.
+        group: usize,
+        /// Member index.
+        member: usize,
+    },
+}
+
+/// A next hop whose MAC the file leaves out: in `lossless run` it is the MAC of the host
+/// or switch port cabled to `port` (as a neighbour table would have it); elsewhere `error`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingMac {
+    /// Which next hop.
+    pub hop: HopAt,
+    /// Its egress port.
+    pub port: usize,
+    /// What to say when nothing can fill it in (names file, line and key).
+    pub error: super::Diag,
 }
 
 /// A switch port of a scenario.
@@ -89,6 +117,10 @@ pub struct LinkSpec {
     pub b: PortRef,
     /// One-way propagation.
     pub propagation: Time,
+    /// The cable length the link gives (it replaces both ports' `cable`).
+    pub cable: Option<Length>,
+    /// The one-way delay the link gives instead of a cable.
+    pub delay: Option<Time>,
 }
 
 /// A flow, resolved.

@@ -475,7 +475,7 @@ pub struct RouteRaw {
     pub prefix: Val<String>,
     /// Egress port name.
     pub port: Option<Val<String>>,
-    /// Next hop's MAC.
+    /// Next hop's MAC (`lossless run`: default, whatever is cabled to the port).
     pub mac: Option<Val<String>>,
     /// Group name.
     pub group: Option<Val<String>>,
@@ -485,10 +485,16 @@ pub struct RouteRaw {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupRaw {
-    /// `hash`, `per_packet`, `fixed` (`flowlet` arrives with DLB).
+    /// `hash`, `flowlet`, `per_packet` or `fixed`.
     pub mode: Option<Val<String>>,
     /// Members.
     pub members: Vec<Val<MemberRaw>>,
+    /// Flowlet: a flow idle longer than this starts a new flowlet.
+    pub idle_time: Option<Val<Scalar>>,
+    /// Flowlet: flow-table entries.
+    pub max_flows: Option<Val<u64>>,
+    /// Flowlet: past-load sampling interval.
+    pub sampling_interval: Option<Val<Scalar>>,
 }
 
 /// A group member.
@@ -497,6 +503,6 @@ pub struct GroupRaw {
 pub struct MemberRaw {
     /// Port name.
     pub port: Val<String>,
-    /// Next hop's MAC.
-    pub mac: Val<String>,
+    /// Next hop's MAC (`lossless run`: default, whatever is cabled to the port).
+    pub mac: Option<Val<String>>,
 }

@@ -3,13 +3,13 @@
 //! counters.
 
 use super::model::{
-    EngineReport, FdbReport, FlowReport, HostReport, LatencyReport, LedgerReport, MeasureReport,
-    OutputsReport, PfcReport, PgReport, PoolReport, PortReport, QueueReport, Report, SwitchReport,
-    Totals, WatchdogReport,
+    EngineReport, FdbReport, FlowReport, GroupMemberReport, GroupReport, HostReport, LatencyReport,
+    LedgerReport, LinkReport, MeasureReport, OutputsReport, PfcReport, PgReport, PoolReport,
+    PortReport, QueueReport, Report, SwitchReport, Totals, WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
-use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_buffer_model::{Named, Time, PRIORITIES};
 use lossless_pipeline::counters::PortCounters;
 use lossless_pipeline::Switch;
 use lossless_ports::flow::{FlowRx, Limit};
@@ -24,6 +24,8 @@ fn pfc(c: &PortCounters, paused: [u64; PRIORITIES], share: &PortShare) -> PfcRep
         rx_pause_fraction: share.paused,
         tx_frames: c.tx_pfc_frames,
         rx_frames: c.rx_pfc_frames,
+        first_tx_xoff_ps: c.pfc.first_tx_xoff.map(|t| t.map(Time::as_ps)),
+        last_tx_xon_ps: c.pfc.last_tx_xon.map(|t| t.map(Time::as_ps)),
     }
 }
 
@@ -180,7 +182,68 @@ pub fn switch_report(
             flushed: f.flushed,
             full_misses: f.full_misses,
         }),
+        groups: groups(sw, si, window),
     }
+}
+
+/// The next-hop groups of switch `sw` (index `si`), with member bytes over `window`.
+fn groups(sw: &Switch, si: usize, window: &Window) -> Vec<GroupReport> {
+    let Some(groups) = sw.groups() else {
+        return Vec::new();
+    };
+    groups
+        .iter()
+        .enumerate()
+        .map(|(gi, (g, c))| {
+            let in_window = window.group_bytes(si, gi);
+            let total: u64 = in_window.iter().sum();
+            let max = in_window.iter().copied().max().unwrap_or(0);
+            GroupReport {
+                name: g.name.clone(),
+                mode: g.mode.word(),
+                members: g
+                    .members
+                    .iter()
+                    .enumerate()
+                    .map(|(mi, m)| GroupMemberReport {
+                        port: sw.config().ports[m.port as usize].name.clone(),
+                        packets: c.member_packets[mi],
+                        bytes: c.member_bytes[mi],
+                        window_bytes: in_window[mi],
+                    })
+                    .collect(),
+                balance: (total > 0).then(|| max as f64 * g.members.len() as f64 / total as f64),
+                flowlets: c.flowlets,
+                reassignments: c.reassignments,
+                table_full: c.table_full,
+            }
+        })
+        .collect()
+}
+
+/// Every link of the scenario, both directions, utilisation over the window.
+fn links(o: &Outcome) -> Vec<LinkReport> {
+    let sc = o.scenario;
+    let port_name = |p: crate::config::PortRef| {
+        let sw = &sc.switches[p.switch].config;
+        format!("{}:{}", sw.name, sw.ports[p.port].name)
+    };
+    let hosts = sc.run.hosts.iter().enumerate().map(|(h, host)| LinkReport {
+        a: host.name.clone(),
+        b: port_name(host.attach),
+        a_to_b_utilization: o.window.host(h).utilization,
+        b_to_a_utilization: o
+            .window
+            .switch_port(host.attach.switch, host.attach.port)
+            .utilization,
+    });
+    let links = sc.run.links.iter().map(|l| LinkReport {
+        a: port_name(l.a),
+        b: port_name(l.b),
+        a_to_b_utilization: o.window.switch_port(l.a.switch, l.a.port).utilization,
+        b_to_a_utilization: o.window.switch_port(l.b.switch, l.b.port).utilization,
+    });
+    hosts.chain(links).collect()
 }
 
 /// Flow completion time: first bit sent to last bit received, for a finite flow whose
@@ -219,6 +282,8 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         rx_packets: rx.rx_packets,
         rx_bytes: rx.rx_bytes,
         reordered: rx.reordered,
+        longest_gap_ps: rx.longest_gap.map(|(_, g)| g.as_ps()),
+        longest_gap_from_ps: rx.longest_gap.map(|(t, _)| t.as_ps()),
         ce_marked: rx.ce_marked,
         skipped_slots: tx.map_or(0, |t| t.skipped_slots),
         throughput_bps: rx.throughput_bps(running.then_some(o.window.to)),
@@ -289,6 +354,7 @@ pub fn report(o: &Outcome) -> Report {
         switches,
         flows,
         hosts,
+        links: links(o),
         outputs: Some(OutputsReport {
             pcap: o.files.pcap.clone(),
             timeseries: o.files.timeseries.clone(),

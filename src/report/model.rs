@@ -38,6 +38,9 @@ pub struct Report {
     pub flows: Vec<FlowReport>,
     /// Per host NIC (simulator).
     pub hosts: Vec<HostReport>,
+    /// Per link, both directions: host links, then switch-to-switch links (simulator).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkReport>,
     /// Files written besides the JSON report (simulator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outputs: Option<OutputsReport>,
@@ -115,6 +118,54 @@ pub struct SwitchReport {
     pub ledger: LedgerReport,
     /// The L2 forwarding database (null in L3 mode).
     pub fdb: Option<FdbReport>,
+    /// Next-hop groups (L3), in configuration order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupReport>,
+}
+
+/// A next-hop group: how evenly it spread traffic, and its flowlet counters.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupReport {
+    /// Name.
+    pub name: String,
+    /// `hash`, `flowlet`, `per_packet` or `fixed`.
+    pub mode: &'static str,
+    /// Per member.
+    pub members: Vec<GroupMemberReport>,
+    /// Busiest member's bytes over the mean, in the window (1 = even; null: no traffic).
+    pub balance: Option<f64>,
+    /// Flowlets started (flowlet mode).
+    pub flowlets: u64,
+    /// Flowlets that moved a flow to another member.
+    pub reassignments: u64,
+    /// New flows that found the flow table full and used the hash.
+    pub table_full: u64,
+}
+
+/// One member of a group.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupMemberReport {
+    /// Egress port.
+    pub port: String,
+    /// Packets sent to it (whole run).
+    pub packets: u64,
+    /// Bytes sent to it (whole run).
+    pub bytes: u64,
+    /// Bytes sent to it in the window.
+    pub window_bytes: u64,
+}
+
+/// A link, both directions (simulator).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkReport {
+    /// One end: `switch:port`, or a host name.
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Fraction of the window a→b was busy.
+    pub a_to_b_utilization: f64,
+    /// Fraction of the window b→a was busy.
+    pub b_to_a_utilization: f64,
 }
 
 /// One port.
@@ -165,6 +216,10 @@ pub struct PfcReport {
     pub tx_frames: u64,
     /// PFC frames received and acted on.
     pub rx_frames: u64,
+    /// When the port started its first XOFF for each priority, ps (null: never).
+    pub first_tx_xoff_ps: [Option<u64>; PRIORITIES],
+    /// When the port started its last XON for each priority, ps (null: never).
+    pub last_tx_xon_ps: [Option<u64>; PRIORITIES],
 }
 
 /// An egress queue (`queuestat`, `watermarkstat`).
@@ -292,6 +347,10 @@ pub struct FlowReport {
     pub rx_bytes: u64,
     /// Frames that arrived after a later one.
     pub reordered: u64,
+    /// The longest wait between two received frames (whole run), ps: a stalled victim.
+    pub longest_gap_ps: Option<u64>,
+    /// When that wait began (arrival of the frame before it), ps.
+    pub longest_gap_from_ps: Option<u64>,
     /// Frames received marked CE.
     pub ce_marked: u64,
     /// CBR slots skipped (paused or busy).

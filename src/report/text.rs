@@ -42,6 +42,7 @@ pub fn render(r: &Value) -> String {
     for sw in r["switches"].as_array().into_iter().flatten() {
         switch(&mut o, sw);
     }
+    links(&mut o, r);
     flows(&mut o, r);
     hosts(&mut o, r);
     engine(&mut o, r);
@@ -131,11 +132,93 @@ fn switch(o: &mut String, sw: &Value) {
         })
         .collect();
     let _ = writeln!(o, "  Pool watermarks (bytes): {}", pools.join(", "));
+    groups(o, sw);
     if let Some(d) = sw["drops_by_reason"].as_object() {
         if !d.is_empty() {
             let items: Vec<String> = d.iter().map(|(k, v)| format!("{k} {}", u(v))).collect();
             let _ = writeln!(o, "  Drops by reason: {}", items.join(", "));
         }
+    }
+    let _ = writeln!(o);
+}
+
+/// Next-hop groups: each member's share of the group's bytes in the window, the balance,
+/// and the flowlet counters.
+fn groups(o: &mut String, sw: &Value) {
+    let groups = sw["groups"].as_array().cloned().unwrap_or_default();
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  Next-hop groups (share of bytes in the window; balance = busiest member / mean)"
+    );
+    for g in &groups {
+        let members = g["members"].as_array().cloned().unwrap_or_default();
+        let total: u64 = members.iter().map(|m| u(&m["window_bytes"])).sum();
+        let shares: Vec<String> = members
+            .iter()
+            .map(|m| {
+                let x = if total > 0 {
+                    u(&m["window_bytes"]) as f64 / total as f64
+                } else {
+                    0.0
+                };
+                format!("{} {}", s(&m["port"]), pct(x))
+            })
+            .collect();
+        let balance = g["balance"]
+            .as_f64()
+            .map_or("-".to_string(), |b| format!("{b:.2}"));
+        let mut line = format!(
+            "    {} ({}): {}; balance {balance}",
+            s(&g["name"]),
+            s(&g["mode"]),
+            shares.join(", ")
+        );
+        if s(&g["mode"]) == "flowlet" {
+            let _ = write!(
+                line,
+                "; flowlets {}, reassigned {}, table full {}",
+                u(&g["flowlets"]),
+                u(&g["reassignments"]),
+                u(&g["table_full"])
+            );
+        }
+        let _ = writeln!(o, "{line}");
+    }
+}
+
+/// Links with traffic in the window, both directions (multi-switch scenarios).
+fn links(o: &mut String, r: &Value) {
+    if r["switches"].as_array().map_or(0, Vec::len) < 2 {
+        return;
+    }
+    let rows: Vec<String> = r["links"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| {
+            let ab = l["a_to_b_utilization"].as_f64().unwrap_or(0.0);
+            let ba = l["b_to_a_utilization"].as_f64().unwrap_or(0.0);
+            (ab + ba > 0.0).then(|| {
+                format!(
+                    "  {:<22} {:<22} {:>9} {:>9}",
+                    s(&l["a"]),
+                    s(&l["b"]),
+                    pct(ab),
+                    pct(ba)
+                )
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Links with traffic (utilisation in the window)");
+    let _ = writeln!(o, "  {:<22} {:<22} {:>9} {:>9}", "a", "b", "a→b", "b→a");
+    for row in rows {
+        let _ = writeln!(o, "{row}");
     }
     let _ = writeln!(o);
 }
@@ -178,6 +261,34 @@ fn pfcstat(o: &mut String, ports: &[Value]) {
                     .map(|i| format!("{:>13}", format!("{}/{}", a[i], b[i])))
                     .collect::<String>()
             );
+        }
+    }
+    let sent: Vec<String> = ports
+        .iter()
+        .flat_map(|p| {
+            let pfc = &p["pfc"];
+            (0..8).filter_map(move |i| {
+                let xoff = pfc["first_tx_xoff_ps"][i].as_u64()?;
+                let xon = pfc["last_tx_xon_ps"][i]
+                    .as_u64()
+                    .filter(|x| *x >= xoff)
+                    .map_or("none".to_string(), time);
+                Some(format!(
+                    "    {:<12} prio {i}: first XOFF {}, last XON {}",
+                    s(&p["port"]),
+                    time(xoff),
+                    xon
+                ))
+            })
+        })
+        .collect();
+    if !sent.is_empty() {
+        let _ = writeln!(
+            o,
+            "  PFC Tx timeline: when each port first paused its peer, and last resumed it"
+        );
+        for line in sent {
+            let _ = writeln!(o, "{line}");
         }
     }
     let paused: Vec<_> = ports
@@ -292,7 +403,7 @@ fn flows(o: &mut String, r: &Value) {
     );
     let _ = writeln!(
         o,
-        "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6}",
+        "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6} {:>7}",
         "flow",
         "src→dst",
         "tx/pkts",
@@ -303,14 +414,15 @@ fn flows(o: &mut String, r: &Value) {
         "p99",
         "p99.9",
         "max",
-        "CE"
+        "CE",
+        "reord"
     );
     for f in &flows {
         let l = &f["latency_ps"];
         let lat = |k: &str| l[k].as_u64().map_or("-".to_string(), time);
         let _ = writeln!(
             o,
-            "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6}",
+            "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6} {:>7}",
             s(&f["name"]),
             format!("{}→{}", s(&f["src"]), s(&f["dst"])),
             u(&f["tx_packets"]),
@@ -321,7 +433,8 @@ fn flows(o: &mut String, r: &Value) {
             lat("p99"),
             lat("p999"),
             lat("max"),
-            u(&f["ce_marked"])
+            u(&f["ce_marked"]),
+            u(&f["reordered"])
         );
     }
 }

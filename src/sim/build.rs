@@ -1,8 +1,8 @@
 //! The nodes of a simulation built from a scenario: each switch from its configuration
-//! (with its seed and the static FDB entries toward every host), each host NIC with the
-//! flows it sends.
+//! (with its seed, and the static FDB entries or host routes toward the hosts), each host
+//! NIC with the flows it sends.
 
-use super::cabling::{host_fdb_entries, Cabling};
+use super::cabling::{host_fdb_entries, host_routes, Cabling};
 use super::{HostNode, SwitchNode};
 use crate::config::Scenario;
 use lossless_pipeline::config::Forwarding;
@@ -13,14 +13,16 @@ use lossless_ports::host::Host;
 /// The switches of `s`; switch i's RNG is seeded with `seed + i`.
 pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
     let fdb = host_fdb_entries(s);
+    let host_routes = host_routes(s);
     s.switches
         .iter()
         .enumerate()
         .map(|(si, spec)| {
             let mut cfg = spec.config.clone();
             cfg.seed = seed.wrapping_add(si as u64);
-            if let Forwarding::L2 { static_fdb, .. } = &mut cfg.forwarding {
-                static_fdb.extend_from_slice(&fdb[si]);
+            match &mut cfg.forwarding {
+                Forwarding::L2 { static_fdb, .. } => static_fdb.extend_from_slice(&fdb[si]),
+                Forwarding::L3 { routes, .. } => routes.extend_from_slice(&host_routes[si]),
             }
             SwitchNode {
                 sw: Switch::new(cfg),

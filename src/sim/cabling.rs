@@ -1,9 +1,12 @@
-//! Who is cabled to whom in a simulated network, and the FDB entries a learning switch would
-//! have: in `lossless run` every host's MAC is installed as a static entry toward it on
-//! every L2 switch (the port on a shortest path), so no flow starts by flooding.
+//! Who is cabled to whom in a simulated network, and the forwarding entries a running
+//! network would have learned: in `lossless run` every host's MAC is installed as a static
+//! entry toward it on every L2 switch (the port on a shortest path), so no flow starts by
+//! flooding; and an L3 switch routes to each host cabled to it by a host route (/32) to
+//! its port and MAC, as its neighbour table would.
 
 use crate::config::{PortRef, Scenario, Target};
 use lossless_buffer_model::Time;
+use lossless_pipeline::config::{v4_key, Forwarding, NextHop, Route, RouteTarget};
 use std::collections::VecDeque;
 
 /// A node of the simulated network.
@@ -147,6 +150,31 @@ pub fn host_fdb_entries(s: &Scenario) -> Vec<Vec<(u16, [u8; 6], u16)>> {
                 out[si].extend(vids.iter().map(|vid| (*vid, host.mac, *port)));
             }
         }
+    }
+    out
+}
+
+/// Per switch, the host routes (/32 to the port and MAC) of the hosts cabled to it; L3
+/// switches only, and never over a route the file gives for the same prefix.
+pub fn host_routes(s: &Scenario) -> Vec<Vec<Route>> {
+    let mut out = vec![Vec::new(); s.switches.len()];
+    for h in &s.run.hosts {
+        let PortRef { switch, port } = h.attach;
+        let Forwarding::L3 { routes, .. } = &s.switches[switch].config.forwarding else {
+            continue;
+        };
+        let prefix = v4_key(h.ip);
+        if routes.iter().any(|r| r.len == 128 && r.prefix == prefix) {
+            continue;
+        }
+        out[switch].push(Route {
+            prefix,
+            len: 128,
+            target: RouteTarget::NextHop(NextHop {
+                port: port as u16,
+                mac: h.mac,
+            }),
+        });
     }
     out
 }

@@ -114,6 +114,9 @@ pub enum SimError {
     /// Nothing bounds the run.
     #[error("{0}")]
     Unbounded(String),
+    /// The scenario leaves something to the cabling that the cabling does not give.
+    #[error("{0}")]
+    Config(crate::config::Diag),
     /// An output file could not be created or written.
     #[error("{path}: {source}")]
     Output {
@@ -151,6 +154,9 @@ pub struct Sim {
 impl Sim {
     /// Build the simulation of `scenario`: its end, nodes, cabling and output files.
     pub fn new(scenario: Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
+        if let Some(e) = crate::config::topology::neighbors::first_pending(&scenario.switches) {
+            return Err(SimError::Config(e.clone()));
+        }
         let seed = opts.seed.unwrap_or(scenario.seed);
         let b = bound::bound(&scenario, opts.duration.or(scenario.duration))?;
         let cabling = Cabling::of(&scenario);

@@ -82,6 +82,7 @@ impl TapSwitch {
             switches: vec![sw],
             flows: Vec::new(),
             hosts: Vec::new(),
+            links: Vec::new(),
             outputs: None,
             tap: Some(tap),
         }

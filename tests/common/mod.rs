@@ -73,7 +73,9 @@ fn record(file: &Path, args: &[&str]) {
         .append(true)
         .open(dir.join("runs.tsv"))
         .unwrap();
-    writeln!(f, "{line}").unwrap();
+    // One write(2) per line: O_APPEND keeps concurrent tests' lines whole.
+    line.push('\n');
+    f.write_all(line.as_bytes()).unwrap();
 }
 
 /// Run `lossless run FILE --json OUT --quiet ARGS…` and parse the JSON report.

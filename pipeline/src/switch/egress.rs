@@ -64,7 +64,7 @@ impl Switch {
         if let Some(req) = self.ports[port].pfc.take_frame(now) {
             let buf = self.spare.pop().unwrap_or_default();
             let p = &mut self.ports[port];
-            p.counters.count_pfc_sent(req.enable, &req.quanta);
+            p.counters.count_pfc_sent(req.enable, &req.quanta, now);
             // PFC frames are never dated back: they answer the state now.
             let wire = speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
             p.busy_until = now + wire;
@@ -120,6 +120,11 @@ impl Switch {
         p.busy_until = start + wire;
         p.counters.tx_busy += wire;
         self.ledger.sent += 1;
+        if let Forwarder::L3 { groups, .. } = &mut self.fwd {
+            if groups.meters_port(port) {
+                groups.record_tx(port, start, pkt.len as u64);
+            }
+        }
         Some(pkt)
     }
 

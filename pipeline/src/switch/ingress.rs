@@ -4,6 +4,7 @@
 //! received load the port's pause timers.
 
 use super::*;
+use crate::config::RouteTarget;
 
 impl Switch {
     /// A frame's last bit arrived on `port` at `now`.
@@ -49,7 +50,7 @@ impl Switch {
                     L2Decision::Flood => self.flood(port, pkt),
                 }
             }
-            Forwarder::L3(lpm) => {
+            Forwarder::L3 { lpm, groups } => {
                 let (key, ok) = match parsed.l3 {
                     L3::V4 { offset, dst, .. } => (
                         v4_key(dst),
@@ -63,7 +64,18 @@ impl Switch {
                 };
                 // The 5-tuple hash picks a group member; only routed frames need it.
                 pkt.meta.flow_hash = parsed.flow_hash();
-                let Some(nh) = lpm.lookup(key, pkt.meta.flow_hash) else {
+                let nh = match lpm.lookup(key) {
+                    Some(RouteTarget::NextHop(nh)) => Some(nh),
+                    Some(RouteTarget::Group(g)) => {
+                        let (ports, mmu) = (&self.ports, &self.mmu);
+                        let prios = self.queue_pfc[pkt.meta.queue as usize];
+                        groups.pick(g, pkt.meta.flow_hash, pkt.len, now, |port| {
+                            member_state(ports, mmu, port as usize, prios, now)
+                        })
+                    }
+                    None => None,
+                };
+                let Some(nh) = nh else {
                     return self.drop_received(DropReason::NoRoute, pkt);
                 };
                 if !ok {
@@ -250,5 +262,19 @@ impl Switch {
                 self.recycle(pkt.data);
             }
         }
+    }
+}
+
+/// What DLB sees of a member port: link, pause of the packet's PFC priorities `prios`, and
+/// bytes queued there.
+fn member_state(ports: &[Port], mmu: &Mmu, port: usize, prios: u8, now: Time) -> MemberState {
+    let p = &ports[port];
+    let queued_cells: u64 = (0..PRIORITIES)
+        .map(|q| mmu.queues[port * PRIORITIES + q].used())
+        .sum();
+    MemberState {
+        link_up: p.link_up,
+        paused: p.pause.paused_mask(now) & prios != 0,
+        queued_bytes: queued_cells * mmu.cell(),
     }
 }

@@ -20,6 +20,7 @@ use crate::config::{v4_key, Forwarding, SwitchConfig};
 use crate::counters::{Ledger, PortCounters, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
 use crate::forward::{Fdb, L2Decision, Lpm};
+use crate::groups::{Groups, MemberState};
 use crate::packet::{IpAt, Packet};
 use crate::parser::{self, MacControl, Parsed, L3};
 use crate::wire::{edit, pfc as pfc_wire};
@@ -78,7 +79,7 @@ impl Port {
 
 enum Forwarder {
     L2(Fdb),
-    L3(Lpm),
+    L3 { lpm: Lpm, groups: Groups },
 }
 
 /// A switch: pipeline + traffic manager, driven by an engine with explicit time.
@@ -139,7 +140,13 @@ impl Switch {
                 fdb_size,
                 fdb_aging,
             } => Forwarder::L2(Fdb::new(*fdb_size, *fdb_aging, static_fdb)),
-            Forwarding::L3 { routes, groups } => Forwarder::L3(Lpm::new(routes, groups.clone())),
+            Forwarding::L3 { routes, groups } => {
+                let speeds: Vec<_> = cfg.ports.iter().map(|p| p.speed).collect();
+                Forwarder::L3 {
+                    lpm: Lpm::new(routes),
+                    groups: Groups::new(groups.clone(), &speeds, cfg.seed),
+                }
+            }
         };
         let queue_pfc =
             core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_enable);
@@ -217,7 +224,15 @@ impl Switch {
     pub fn fdb(&self) -> Option<&Fdb> {
         match &self.fwd {
             Forwarder::L2(f) => Some(f),
-            Forwarder::L3(_) => None,
+            Forwarder::L3 { .. } => None,
+        }
+    }
+
+    /// The next-hop groups and their counters (None in L2 mode).
+    pub fn groups(&self) -> Option<&Groups> {
+        match &self.fwd {
+            Forwarder::L2(_) => None,
+            Forwarder::L3 { groups, .. } => Some(groups),
         }
     }
 
@@ -329,13 +344,17 @@ impl Switch {
         self.advance(now);
         self.touch(port);
         self.ports[port].link_up = up;
+        if let Forwarder::L3 { groups, .. } = &mut self.fwd {
+            groups.set_link(port, up);
+        }
         if !up {
             for q in 0..PRIORITIES {
                 self.flush_queue(port, q, DropReason::PortDown);
             }
             self.ports[port].pause.clear(now);
-            if let Forwarder::L2(fdb) = &mut self.fwd {
-                fdb.flush_port(port as u16);
+            match &mut self.fwd {
+                Forwarder::L2(fdb) => fdb.flush_port(port as u16),
+                Forwarder::L3 { .. } => {}
             }
         }
     }

@@ -14,10 +14,22 @@ use super::diag::{Diag, Diags, Key};
 use super::scenario::SwitchSpec;
 use super::schema::{QosRaw, SwitchRaw};
 use super::values::line;
+use lossless_buffer_model::{Length, Time};
 use lossless_pipeline::config::SwitchConfig;
 
-/// The `index`-th switch of the file.
-pub fn resolve(d: &Diags, sw: &SwitchRaw, index: usize, seed: u64) -> Result<SwitchSpec, Diag> {
+/// What a switch-to-switch link says about one of this switch's ports: its index, and the
+/// link's cable or delay, which replace the port's own (headroom is sized for the real
+/// cable).
+pub type PortWire = (usize, Option<Length>, Option<Time>);
+
+/// The `index`-th switch of the file; `wires` are the cables its links give its ports.
+pub fn resolve(
+    d: &Diags,
+    sw: &SwitchRaw,
+    index: usize,
+    seed: u64,
+    wires: &[PortWire],
+) -> Result<SwitchSpec, Diag> {
     let name = sw.name.value.clone();
     let key = Key::root(&name);
     let base_mac = match &sw.mac {
@@ -34,7 +46,16 @@ pub fn resolve(d: &Diags, sw: &SwitchRaw, index: usize, seed: u64) -> Result<Swi
             mac
         }
     };
-    let (ports, taps) = ports::resolve(d, &key, &sw.ports, base_mac)?;
+    let (mut ports, taps) = ports::resolve(d, &key, &sw.ports, base_mac)?;
+    for &(i, cable, delay) in wires {
+        if let Some(c) = cable {
+            ports[i].cable = c;
+            ports[i].delay = None;
+        }
+        if delay.is_some() {
+            ports[i].delay = delay;
+        }
+    }
     let pipeline_latency = d
         .opt_unit(&sw.pipeline_latency, &key.at("pipeline_latency"))?
         .unwrap_or(defaults::PIPELINE_LATENCY);
@@ -48,9 +69,9 @@ pub fn resolve(d: &Diags, sw: &SwitchRaw, index: usize, seed: u64) -> Result<Swi
         None => default_plan::plan(&ports, &qos),
     };
     headroom::check(d, &key, &ports, &taps, &plan);
-    let forwarding = match &sw.forwarding {
+    let (forwarding, pending_macs) = match &sw.forwarding {
         Some(f) => forwarding::resolve(d, &key, f, &ports)?,
-        None => forwarding::default_l2(),
+        None => (forwarding::default_l2(), Vec::new()),
     };
     Ok(SwitchSpec {
         config: SwitchConfig {
@@ -69,5 +90,6 @@ pub fn resolve(d: &Diags, sw: &SwitchRaw, index: usize, seed: u64) -> Result<Swi
         pg_profile_names: plan.pg_names,
         queue_profile_names: plan.queue_names,
         default_buffer: sw.buffer.is_none(),
+        pending_macs,
     })
 }

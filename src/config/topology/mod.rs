@@ -5,6 +5,7 @@
 pub mod events;
 pub mod flows;
 pub mod hosts;
+pub mod neighbors;
 pub mod outputs;
 
 use super::diag::{Diag, Diags, Key};
@@ -168,9 +169,28 @@ fn link(cx: &mut PatchPanel, i: usize, l: &Val<LinkRaw>) -> Result<LinkSpec> {
         (Some(_), Some(_)) => return d.error(line(l), &k, "give `cable` or `delay`, not both"),
         (Some(c), None) => c.propagation(),
         (None, Some(t)) => t,
+        (None, None) if pa.propagation() != pb.propagation() => {
+            return d.error(
+                line(l),
+                &k,
+                format!(
+                    "{} is {} one way and {} {}: give the link's `cable` (or `delay`)",
+                    l.value.a.value,
+                    pa.propagation(),
+                    l.value.b.value,
+                    pb.propagation()
+                ),
+            )
+        }
         (None, None) => pa.propagation(),
     };
-    Ok(LinkSpec { a, b, propagation })
+    Ok(LinkSpec {
+        a,
+        b,
+        propagation,
+        cable,
+        delay,
+    })
 }
 
 #[cfg(test)]
@@ -211,6 +231,43 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("switch `a` has no port `Ethernet9` (ports Ethernet0…Ethernet1)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_links_cable_is_its_ports_cable_and_sizes_their_headroom() {
+        let l = parse(
+            "f.yaml",
+            "f",
+            &format!("{SW}links:\n  - {{a: a:Ethernet1, b: b:Ethernet0, cable: 100m}}\n"),
+        )
+        .unwrap();
+        let sw = &l.scenario.switches;
+        let prop = lossless_buffer_model::Time::from_ns(500);
+        assert_eq!(sw[0].config.ports[1].propagation(), prop);
+        assert_eq!(sw[1].config.ports[0].propagation(), prop);
+        assert_eq!(sw[0].config.ports[0].propagation().as_ps(), 10_000, "2 m");
+        // The default plan sizes each port's lossless headroom for its cable: more at 100 m.
+        let headroom = |s: &crate::config::SwitchSpec| {
+            s.config
+                .pg_profiles
+                .iter()
+                .filter_map(|p| p.headroom.map(|h| h.xoff))
+                .max()
+                .unwrap()
+        };
+        let short = parse("f.yaml", "f", SW).unwrap();
+        assert!(headroom(&sw[0]) > headroom(&short.scenario.switches[0]));
+        // Without a cable on the link its ends must agree.
+        let e = parse(
+            "f.yaml",
+            "f",
+            "switches:\n  - name: a\n    ports: {count: 2, cable: 30m}\n  - name: b\n    ports: {count: 2}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet0}\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("links[0]: a:Ethernet1 is 150ns one way and b:Ethernet0 10ns: give the link's `cable`"),
             "{e}"
         );
     }

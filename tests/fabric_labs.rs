@@ -1,0 +1,248 @@
+//! The fabric labs (configs/labs/leaf-spine.yaml, pause-spreading.yaml, deadlock.yaml):
+//! each test asserts what the lab's comment claims, numbers derived there on paper.
+
+mod common;
+
+use common::{f, named, root, run, scenario, u};
+use serde_json::Value;
+
+/// The lab file with every `mode: flowlet ` of its groups replaced by `mode`.
+fn leaf_spine(mode: &str) -> Value {
+    let text = std::fs::read_to_string(root().join("configs/labs/leaf-spine.yaml")).unwrap();
+    assert_eq!(
+        text.matches("mode: flowlet ").count(),
+        2,
+        "both leaves' groups"
+    );
+    let text = text.replace("mode: flowlet ", &format!("mode: {mode} "));
+    let file = scenario(&format!("leaf-spine-{mode}.yaml"), &text);
+    run(&file, &format!("leaf-spine-{mode}.json"), &[])
+}
+
+fn aggregate_gbps(r: &Value) -> f64 {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| f(&x["throughput_bps"]))
+        .sum::<f64>()
+        / 1e9
+}
+
+fn reordered(r: &Value) -> Vec<u64> {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| u(&x["reordered"]))
+        .collect()
+}
+
+fn leaf1_group(r: &Value) -> &Value {
+    &named(&r["switches"], "leaf1")["groups"][0]
+}
+
+fn member_packets(g: &Value) -> Vec<u64> {
+    g["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| u(&m["packets"]))
+        .collect()
+}
+
+/// Latency of a flow alone on its path: 4 × 123.04 ns + 3 × 500 ns + (4 + 2·L) m × 5 ns.
+fn path_latency_ps(spine_cable_m: u64) -> u64 {
+    4 * 123_040 + 3 * 500_000 + (4 + 2 * spine_cable_m) * 5_000
+}
+
+#[test]
+fn leaf_spine_hash_collides_two_elephants_on_one_uplink() {
+    let r = leaf_spine("hash");
+    let g = leaf1_group(&r);
+    assert_eq!(g["mode"], "hash");
+    // e1, e2 on spine1 (Ethernet4), nothing on spine2, e3 on spine3, e0 on spine4.
+    let p = member_packets(g);
+    assert!(p[0] > 0 && p[1] == 0 && p[2] > 0 && p[3] > 0, "{p:?}");
+    let flows = &r["flows"];
+    let lat = |name: &str| u(&named(flows, name)["latency_ps"]["max"]);
+    assert_eq!(lat("e0"), path_latency_ps(100));
+    assert_eq!(lat("e3"), path_latency_ps(60));
+    for name in ["e1", "e2"] {
+        let t = f(&named(flows, name)["throughput_bps"]) / 1e9;
+        assert!((t - 49.35).abs() < 0.1, "{name}: {t} Gb/s");
+    }
+    let agg = aggregate_gbps(&r);
+    assert!((agg - 296.1).abs() < 0.3, "{agg}");
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    // The colliding senders are paused; the others never.
+    let hosts = &r["hosts"];
+    for (h, paused) in [("h0", false), ("h1", true), ("h2", true), ("h3", false)] {
+        assert_eq!(
+            f(&named(hosts, h)["paused_fraction"][3]) > 0.0,
+            paused,
+            "{h}"
+        );
+    }
+    assert!(f(&g["balance"]) > 4.0 / 3.0);
+    assert_eq!(reordered(&r), [0, 0, 0, 0]);
+}
+
+#[test]
+fn leaf_spine_flowlets_give_each_elephant_its_own_spine() {
+    let hash = aggregate_gbps(&leaf_spine("hash"));
+    let r = leaf_spine("flowlet");
+    let g = leaf1_group(&r);
+    assert_eq!(g["mode"], "flowlet");
+    assert_eq!(
+        (
+            u(&g["flowlets"]),
+            u(&g["reassignments"]),
+            u(&g["table_full"])
+        ),
+        (4, 0, 0)
+    );
+    assert!(member_packets(g).iter().all(|p| *p > 0));
+    assert!((f(&g["balance"]) - 1.0).abs() < 0.01, "{}", g["balance"]);
+    let agg = aggregate_gbps(&r);
+    assert!((agg - 4.0 * 98.70).abs() < 0.4, "{agg}");
+    assert!(agg >= 1.2 * hash, "flowlet {agg} vs hash {hash}");
+    assert_eq!(reordered(&r), [0, 0, 0, 0]);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    assert_eq!(u(&r["totals"]["pfc_tx_frames"]), 0);
+    // Each flow alone on one of the four paths: the four path latencies, once each.
+    let mut lats: Vec<u64> = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| u(&x["latency_ps"]["max"]))
+        .collect();
+    lats.sort();
+    let want: Vec<u64> = [2, 30, 60, 100].map(path_latency_ps).to_vec();
+    assert_eq!(lats, want);
+}
+
+#[test]
+fn leaf_spine_packet_spraying_balances_and_reorders() {
+    let r = leaf_spine("per_packet");
+    let g = leaf1_group(&r);
+    assert!(f(&g["balance"]) < 1.05, "{}", g["balance"]);
+    assert!(
+        reordered(&r).iter().all(|n| *n > 1000),
+        "{:?}",
+        reordered(&r)
+    );
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    let p99 = u(&named(&r["flows"], "e0")["latency_ps"]["p99"]);
+    assert!(p99 > 2 * path_latency_ps(100), "{p99}");
+}
+
+#[test]
+fn same_seed_same_json() {
+    let a = leaf_spine("flowlet");
+    let b = leaf_spine("flowlet");
+    let strip = |mut v: Value| {
+        v["wall_time_s"] = Value::Null;
+        v
+    };
+    assert_eq!(strip(a), strip(b));
+}
+
+/// The port `port` of switch `sw` in a report.
+fn port<'a>(r: &'a Value, sw: &str, port: &str) -> &'a Value {
+    r["switches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == sw)
+        .unwrap()["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["port"] == port)
+        .unwrap_or_else(|| panic!("no {sw}:{port}"))
+}
+
+fn first_xoff(r: &Value, sw: &str, p: &str) -> u64 {
+    u(&port(r, sw, p)["pfc"]["first_tx_xoff_ps"][3])
+}
+
+fn last_xon(r: &Value, sw: &str, p: &str) -> u64 {
+    u(&port(r, sw, p)["pfc"]["last_tx_xon_ps"][3])
+}
+
+/// configs/labs/pause-spreading.yaml: each number below is the lab comment's.
+#[test]
+fn pause_spreads_hop_by_hop_at_the_derived_times() {
+    let r = run(
+        &root().join("configs/labs/pause-spreading.yaml"),
+        "pause-spreading.json",
+        &[],
+    );
+    // Picoseconds.
+    let t_a = 153_800; // A: 1538 B × 8 / 80G
+    let t_v = 67_200; // V: 84 B × 8 / 10G
+    let pipeline = 500_000;
+    let response = 1_000_000;
+    let pfc_frame = 6_720; // 84 B at 100G
+    let cable = |m: u64| m * 5_000;
+    let jitter = 2 * pfc_frame; // two 64 B victim frames ahead of an A frame at s1
+                                // A hop paused from `p` sends XOFF with its `n`th held frame of period `t`.
+    let window = |p: u64, n: u64, t: u64| (p - pipeline + (n - 1) * t, p - pipeline + n * t);
+    let check = |what: &str, got: u64, (lo, hi): (u64, u64)| {
+        assert!(
+            got + jitter > lo && got <= hi + jitter,
+            "{what}: XOFF at {got} ps, derived ({lo}, {hi}]"
+        );
+    };
+    // The receiver's XOFF at 20 µs takes effect at s3's egress at 21 µs.
+    let s3 = first_xoff(&r, "s3", "Ethernet0");
+    check("s3 → s2", s3, window(20_000_000 + response, 32, t_a));
+    assert!((25_267_800..=25_421_600).contains(&s3), "{s3}");
+    let p2 = s3 + pfc_frame + cable(20) + response;
+    let s2 = first_xoff(&r, "s2", "Ethernet0");
+    check("s2 → s1", s2, window(p2, 31, t_a));
+    let p1 = s2 + pfc_frame + cable(100) + response;
+    let s1_a = first_xoff(&r, "s1", "Ethernet0");
+    check("s1 → hA", s1_a, window(p1, 32, t_a));
+    let s1_v = first_xoff(&r, "s1", "Ethernet1");
+    check("s1 → hV", s1_v, window(p1, 191, t_v));
+    // In order of distance from the sink; and the pauses clear in the opposite order.
+    assert!(s3 < s2 && s2 < s1_a && s1_a < s1_v);
+    let (x3, x2) = (
+        last_xon(&r, "s3", "Ethernet0"),
+        last_xon(&r, "s2", "Ethernet0"),
+    );
+    let (xa, xv) = (
+        last_xon(&r, "s1", "Ethernet0"),
+        last_xon(&r, "s1", "Ethernet1"),
+    );
+    assert!(
+        141_000_000 < x3 && x3 < x2 && x2 < xa.min(xv),
+        "{x3} {x2} {xa} {xv}"
+    );
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+
+    // The victim stalls from about when s1 → s2 is paused until s2's XON has come back.
+    let v = named(&r["flows"], "V");
+    let gap_from = u(&v["longest_gap_from_ps"]);
+    let gap_end = gap_from + u(&v["longest_gap_ps"]);
+    // Its last frame on the s1 → s2 wire arrives at hW about 1 µs after p1.
+    assert!(
+        p1 < gap_from && gap_from < p1 + 1_200_000,
+        "{gap_from} vs {p1}"
+    );
+    let resume = x2 + pfc_frame + cable(100) + response;
+    assert!(
+        resume < gap_end && gap_end < resume + 1_500_000,
+        "{gap_end} vs {resume}"
+    );
+    assert!(u(&v["longest_gap_ps"]) > 100_000_000);
+    // It recovers: every frame sent arrives but those still on their way (latency / T_V).
+    let (tx, rx) = (u(&v["tx_packets"]), u(&v["rx_packets"]));
+    let in_flight = u(&v["latency_ps"]["min"]).div_ceil(t_v) + 1;
+    assert!(tx - rx <= in_flight, "V: {tx} sent, {rx} received");
+    // hW itself never paused anything.
+    assert_eq!(u(&named(&r["hosts"], "hW")["pfc"]["tx_frames"]), 0);
+}
