@@ -11,7 +11,7 @@
 # LOSSLESS_RECORD_RUNS set (tests/common/mod.rs copies each scenario and its arguments).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base_rev=${1:-HEAD}
+base_rev=$(git rev-parse --verify "${1:-HEAD}^{commit}")  # here, not in the worktree
 work=$(pwd)/target/compare
 rm -rf "$work/runs" "$work/out"
 mkdir -p "$work/runs" "$work/out"

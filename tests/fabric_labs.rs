@@ -246,3 +246,144 @@ fn pause_spreads_hop_by_hop_at_the_derived_times() {
     // hW itself never paused anything.
     assert_eq!(u(&named(&r["hosts"], "hW")["pfc"]["tx_frames"]), 0);
 }
+
+/// configs/labs/deadlock.yaml with `edit` applied to its text.
+fn deadlock_lab(tag: &str, edit: impl Fn(String) -> String) -> Value {
+    let text = std::fs::read_to_string(root().join("configs/labs/deadlock.yaml")).unwrap();
+    let file = scenario(&format!("deadlock-{tag}.yaml"), &edit(text));
+    run(&file, &format!("deadlock-{tag}.json"), &[])
+}
+
+const RING_QOS: &str = "    qos: {pfc_enable: [3, 4]}\n";
+
+fn flow_names() -> [&'static str; 3] {
+    ["f13", "f21", "f32"]
+}
+
+#[test]
+fn deadlock_ring_is_found_named_and_never_clears() {
+    let r = deadlock_lab("pfc", |t| t);
+    let d = &r["deadlocks"];
+    assert_eq!(u(&d["deadlock_time_ps"]), 10_000_000_000);
+    let found = d["found"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{d}");
+    let x = &found[0];
+    assert_eq!(
+        x["cycle"],
+        serde_json::json!(["s1:Ethernet1 q3", "s2:Ethernet1 q3", "s3:Ethernet1 q3"])
+    );
+    let formed = u(&x["formed_ps"]);
+    assert!(
+        formed > 0 && formed < 1_000_000_000,
+        "forms within 1 ms: {formed}"
+    );
+    assert_eq!(u(&x["detected_ps"]), formed + 10_000_000_000);
+    assert!(x["cleared_ps"].is_null());
+    assert_eq!(d["stopped_run"], false);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    // No flow delivers anything once the cycle stands (its last frames were already past
+    // the ring's queues).
+    for name in flow_names() {
+        let f = named(&r["flows"], name);
+        let last = u(&f["last_rx_ps"]);
+        assert!(
+            last <= formed + 10_000_000,
+            "{name}: last frame at {last}, formed {formed}"
+        );
+        assert!(u(&f["rx_packets"]) > 0);
+    }
+    let text = String::from_utf8(
+        common::lossless(&[
+            "run",
+            root().join("configs/labs/deadlock.yaml").to_str().unwrap(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        text.contains("PFC DEADLOCK")
+            && text.contains("s1:Ethernet1 q3 → s2:Ethernet1 q3 → s3:Ethernet1 q3")
+            && text.contains("never cleared"),
+        "{text}"
+    );
+}
+
+#[test]
+fn deadlock_ring_without_a_duration_stops_at_the_deadlock() {
+    // Finite flows, run until idle: a deadlock means never idle, so the run stops there.
+    let r = deadlock_lab("until-idle", |t| {
+        t.replace("duration: 30ms\n", "")
+            .replace("dscp: 3}", "dscp: 3, packets: 100000}")
+    });
+    let d = &r["deadlocks"];
+    assert_eq!(d["stopped_run"], true);
+    let x = &d["found"][0];
+    assert_eq!(u(&r["sim_time_ps"]), u(&x["detected_ps"]));
+}
+
+#[test]
+fn deadlock_ring_with_the_watchdog_resumes_after_detection_and_restoration() {
+    let wd = "    qos: {pfc_enable: [3, 4], pfcwd: {action: drop, detection_time: 2ms, restoration_time: 2ms, polling_interval: 200us}}\n";
+    let r = deadlock_lab("watchdog", |t| {
+        assert_eq!(t.matches(RING_QOS).count(), 3);
+        t.replace(RING_QOS, wd)
+    });
+    assert!(r["deadlocks"]["found"].as_array().unwrap().is_empty());
+    // Traffic stops when the ring locks and comes back detection + restoration later,
+    // within two polling intervals.
+    for name in flow_names() {
+        let gap = u(&named(&r["flows"], name)["longest_gap_ps"]);
+        assert!(
+            (3_800_000_000..=4_400_000_000).contains(&gap),
+            "{name}: longest gap {gap} ps"
+        );
+    }
+    for sw in ["s1", "s2", "s3"] {
+        let w = &port(&r, sw, "Ethernet1")["pfcwd"][0];
+        assert_eq!(u(&w["queue"]), 3);
+        assert!(
+            u(&w["storms"]) >= 2 && u(&w["restorations"]) >= 2,
+            "{sw}: {w}"
+        );
+        assert!(u(&w["dropped_packets"]) > 0);
+    }
+}
+
+#[test]
+fn deadlock_ring_with_one_lossy_hop_keeps_moving() {
+    let r = deadlock_lab("lossy-hop", |t| {
+        let i = t.find("  - name: s3\n").unwrap();
+        let (a, b) = t.split_at(i);
+        format!(
+            "{a}{}",
+            b.replacen(RING_QOS, "    qos: {pfc_enable: [], pfc_asym: on}\n", 1)
+        )
+    });
+    assert!(r["deadlocks"]["found"].as_array().unwrap().is_empty());
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    // s3 drops (lossy) instead of pausing s2; nobody else drops.
+    let drops = |sw: &str| {
+        r["switches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == sw)
+            .unwrap()["drops_by_reason"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(u)
+            .sum::<u64>()
+    };
+    assert!(drops("s3") > 0);
+    assert_eq!(drops("s1") + drops("s2"), 0);
+    assert_eq!(port(&r, "s3", "Ethernet2")["pfc"]["tx_frames"], 0);
+    // Every flow still delivers at the end of the run, and never stalled for 1 ms.
+    let end = u(&r["sim_time_ps"]);
+    for name in flow_names() {
+        let f = named(&r["flows"], name);
+        assert!(u(&f["last_rx_ps"]) + 1_000_000_000 > end, "{name}");
+        assert!(u(&f["longest_gap_ps"]) < 1_000_000_000, "{name}");
+    }
+}

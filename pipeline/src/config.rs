@@ -62,6 +62,9 @@ pub struct QosConfig {
     pub tc_to_dot1p: Option<[u8; PRIORITIES]>,
     /// Bitmap of PFC-enabled priorities (priority p = traffic class p).
     pub pfc_enable: u8,
+    /// Asymmetric PFC (SONiC `pfc_asym`): honour received PFC on every priority, generate
+    /// it only for `pfc_enable`.
+    pub pfc_asym: bool,
     /// Quanta carried by XOFF frames.
     pub pause_quanta: u16,
     /// How long after a PFC frame arrives this switch may still start frames.
@@ -75,6 +78,15 @@ pub struct QosConfig {
 }
 
 impl QosConfig {
+    /// Priorities whose received PFC frames this switch acts on.
+    pub fn pfc_honoured(&self) -> u8 {
+        if self.pfc_asym {
+            0xFF
+        } else {
+            self.pfc_enable
+        }
+    }
+
     /// PFC priorities whose traffic enters priority group `pg`.
     pub fn priorities_of_pg(&self, pg: u8) -> u8 {
         (0..PRIORITIES).fold(0u8, |m, t| {

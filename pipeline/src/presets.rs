@@ -123,6 +123,7 @@ pub fn basic(n: usize, speed: Rate) -> SwitchConfig {
             tc_to_queue: identity8(),
             tc_to_dot1p: None,
             pfc_enable,
+            pfc_asym: false,
             pause_quanta: 0xFFFF,
             pfc_response: Time::ZERO,
             scheduler: [Discipline::Dwrr(1); PRIORITIES],

@@ -437,3 +437,30 @@ fn watchdog_drops_a_stormed_queue() {
         "arrivals dropped during the storm"
     );
 }
+
+#[test]
+fn asymmetric_pfc_honours_every_priority_but_sends_for_none_it_does_not_enable() {
+    let mut cfg = config(3, Rate::gbps(100));
+    cfg.qos.pfc_enable = 0;
+    cfg.qos.pfc_asym = true;
+    let mut sw = Switch::new(cfg);
+    let t = Time::from_us(1);
+    // A pause for priority 3 (not enabled here) holds queue 3 of port 0.
+    sw.receive(0, pfc(1 << 3, quanta(3, 1000)), t);
+    assert_eq!(sw.ports()[0].pause.paused_mask(t), 1 << 3);
+    assert_eq!(sw.drops().get(DropReason::PfcNotEnabled), 0);
+    sw.receive(1, frame(1, 0, 3, 0, 1518), t);
+    assert!(sw.poll_transmit(0, t + Time::from_ns(500)).is_none());
+    assert_eq!(
+        sw.next_transmit(0),
+        Some(t + Time::from_ns(5_120)),
+        "held for 1000 quanta"
+    );
+    // Priority 3 is lossy here: a flood toward the paused port drops; no XOFF is sent.
+    for i in 0..100_000u64 {
+        sw.receive(2, frame(2, 0, 3, 0, 1518), t + Time(i));
+    }
+    assert!(sw.drops().total() > 0);
+    assert_eq!(sw.ports()[2].counters.tx_pfc_frames, 0);
+    assert_eq!(sw.next_transmit(2), None);
+}

@@ -47,6 +47,8 @@ pub const FDB_SIZE: usize = 16_384;
 pub const FDB_AGING: Time = Time::from_ms(600_000);
 /// Next-hop group mode.
 pub const GROUP_MODE: GroupMode = GroupMode::Hash;
+/// The deadlock indicator: how long a cycle of paused queues must stand.
+pub const DEADLOCK_TIME: Time = Time::from_ms(10);
 /// Flowlet groups: idle gap that starts a new flowlet (SAI ARS example: 256 µs).
 pub const FLOWLET_IDLE_TIME: Time = Time::from_us(256);
 /// Flowlet groups: flow-table entries (SAI ARS example: 512).
@@ -125,6 +127,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("seed", SEED.to_string(), "seed of every random choice: WRED, ECMP hash seed (seed + switch index), DLB ties"),
         ("duration", "until idle".into(), "a run without one ends when all finite flows are delivered"),
         ("measure", "the whole run".into(), "window of throughput, utilisation, pause fractions, latency"),
+        ("deadlock_time", DEADLOCK_TIME.to_string(), "a cycle of PFC-paused queues that sent nothing this long is reported as a deadlock"),
         ("switches[].mac", format!("{} (switch 0)", switch_mac(0)), "base MAC; port i has base + i; switch k: 02:4c:4c:kk:kk:00"),
         ("switches[].ports.speed", SPEED.to_string(), "line rate"),
         ("switches[].ports.cable", CABLE.to_string(), "5 ns per metre (or `delay`)"),
@@ -139,6 +142,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("qos.dscp_to_tc", "3→3, 4→4, 48→6, others→1".into(), "SONiC's map"),
         ("qos.dot1p_to_tc / tc_to_pg / tc_to_queue", "identity".into(), "class p ↔ priority, PG and queue p"),
         ("qos.pfc_enable", format!("[{}]", pfc.join(", ")), "lossless priorities"),
+        ("qos.pfc_asym", "off".into(), "on: honour received PFC on every priority, send it only for pfc_enable (SONiC asymmetric PFC)"),
         ("qos.pause_quanta", PAUSE_QUANTA.to_string(), "quanta in XOFF frames, refreshed every half pause"),
         ("qos.pfc_response", PFC_RESPONSE.to_string(), "a PFC frame takes effect this long after it arrives"),
         ("qos.scheduler", format!("dwrr, weight {DWRR_WEIGHT}"), "every queue"),

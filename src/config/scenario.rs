@@ -91,6 +91,8 @@ pub struct RunSpec {
     pub outputs: Outputs,
     /// Measurement window.
     pub measure: Measure,
+    /// A cycle of paused queues standing this long is a PFC deadlock (the indicator).
+    pub deadlock_time: Time,
 }
 
 /// A host, resolved.

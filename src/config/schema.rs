@@ -61,6 +61,8 @@ pub struct ScenarioFile {
     pub outputs: Option<Val<OutputsRaw>>,
     /// Measurement window of throughput, utilisation, pause fractions and latency.
     pub measure: Option<Val<MeasureRaw>>,
+    /// How long a cycle of PFC-paused queues must stand before it is reported a deadlock.
+    pub deadlock_time: Option<Val<Scalar>>,
 }
 
 /// `measure: {from, to}`.
@@ -377,6 +379,8 @@ pub struct QosRaw {
     pub tc_to_dot1p: Option<Val<BTreeMap<String, Val<i64>>>>,
     /// PFC-enabled priorities.
     pub pfc_enable: Option<Val<Vec<Val<i64>>>>,
+    /// `on`: honour received PFC on every priority, send it only for `pfc_enable`.
+    pub pfc_asym: Option<Val<String>>,
     /// Quanta in XOFF frames.
     pub pause_quanta: Option<Val<i64>>,
     /// How long after a PFC frame the switch may still start frames.

@@ -3,9 +3,10 @@
 //! counters.
 
 use super::model::{
-    EngineReport, FdbReport, FlowReport, GroupMemberReport, GroupReport, HostReport, LatencyReport,
-    LedgerReport, LinkReport, MeasureReport, OutputsReport, PfcReport, PgReport, PoolReport,
-    PortReport, QueueReport, Report, SwitchReport, Totals, WatchdogReport,
+    DeadlockReport, DeadlocksReport, EngineReport, FdbReport, FlowReport, GroupMemberReport,
+    GroupReport, HostReport, LatencyReport, LedgerReport, LinkReport, MeasureReport, OutputsReport,
+    PfcReport, PgReport, PoolReport, PortReport, QueueReport, Report, SwitchReport, Totals,
+    WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
@@ -246,6 +247,34 @@ fn links(o: &Outcome) -> Vec<LinkReport> {
     hosts.chain(links).collect()
 }
 
+/// What the deadlock indicator found, with each wait named `switch:Port qN`.
+fn deadlocks(o: &Outcome) -> Option<DeadlocksReport> {
+    let w = o.deadlocks?;
+    let sc = o.scenario;
+    let found = w
+        .found()
+        .iter()
+        .map(|d| DeadlockReport {
+            cycle: d
+                .cycle
+                .iter()
+                .map(|x| {
+                    let sw = &sc.switches[x.switch].config;
+                    format!("{}:{} q{}", sw.name, sw.ports[x.port].name, x.queue)
+                })
+                .collect(),
+            formed_ps: d.formed.as_ps(),
+            detected_ps: d.detected.as_ps(),
+            cleared_ps: d.cleared.map(Time::as_ps),
+        })
+        .collect();
+    Some(DeadlocksReport {
+        deadlock_time_ps: sc.run.deadlock_time.as_ps(),
+        found,
+        stopped_run: o.stopped_by_deadlock,
+    })
+}
+
 /// Flow completion time: first bit sent to last bit received, for a finite flow whose
 /// every frame arrived.
 fn fct(o: &Outcome, i: usize) -> Option<Time> {
@@ -282,6 +311,7 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         rx_packets: rx.rx_packets,
         rx_bytes: rx.rx_bytes,
         reordered: rx.reordered,
+        last_rx_ps: rx.last_rx.map(Time::as_ps),
         longest_gap_ps: rx.longest_gap.map(|(_, g)| g.as_ps()),
         longest_gap_from_ps: rx.longest_gap.map(|(t, _)| t.as_ps()),
         ce_marked: rx.ce_marked,
@@ -355,6 +385,7 @@ pub fn report(o: &Outcome) -> Report {
         flows,
         hosts,
         links: links(o),
+        deadlocks: deadlocks(o),
         outputs: Some(OutputsReport {
             pcap: o.files.pcap.clone(),
             timeseries: o.files.timeseries.clone(),

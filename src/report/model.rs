@@ -41,6 +41,9 @@ pub struct Report {
     /// Per link, both directions: host links, then switch-to-switch links (simulator).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkReport>,
+    /// The PFC deadlock indicator (simulator, scenarios with switch-to-switch links).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlocks: Option<DeadlocksReport>,
     /// Files written besides the JSON report (simulator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outputs: Option<OutputsReport>,
@@ -197,6 +200,30 @@ pub struct PortReport {
     pub pfcwd: Vec<WatchdogReport>,
 }
 
+/// What the deadlock indicator watched for and found.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeadlocksReport {
+    /// How long a cycle of paused queues had to stand, ps.
+    pub deadlock_time_ps: u64,
+    /// The deadlocks found, in the order found.
+    pub found: Vec<DeadlockReport>,
+    /// The run (one waiting for idle) stopped at a deadlock that no watchdog could break.
+    pub stopped_run: bool,
+}
+
+/// One PFC deadlock: a cycle of egress queues, each paused by the switch of the next.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeadlockReport {
+    /// The waits of the cycle, `switch:Port` with the queue, e.g. `s1:Ethernet2 q3`.
+    pub cycle: Vec<String>,
+    /// Since when no queue of the cycle has started a frame, ps.
+    pub formed_ps: u64,
+    /// When the indicator fired (formed + deadlock_time), ps.
+    pub detected_ps: u64,
+    /// When a queue of the cycle moved again or emptied, ps (null: it never cleared).
+    pub cleared_ps: Option<u64>,
+}
+
 /// PFC counters of a port (`pfcstat`).
 #[derive(Clone, Debug, Serialize)]
 pub struct PfcReport {
@@ -347,6 +374,8 @@ pub struct FlowReport {
     pub rx_bytes: u64,
     /// Frames that arrived after a later one.
     pub reordered: u64,
+    /// When its last frame arrived, ps (null: none arrived).
+    pub last_rx_ps: Option<u64>,
     /// The longest wait between two received frames (whole run), ps: a stalled victim.
     pub longest_gap_ps: Option<u64>,
     /// When that wait began (arrival of the frame before it), ps.

@@ -43,6 +43,7 @@ pub fn render(r: &Value) -> String {
         switch(&mut o, sw);
     }
     links(&mut o, r);
+    deadlocks(&mut o, r);
     flows(&mut o, r);
     hosts(&mut o, r);
     engine(&mut o, r);
@@ -219,6 +220,51 @@ fn links(o: &mut String, r: &Value) {
     let _ = writeln!(o, "  {:<22} {:<22} {:>9} {:>9}", "a", "b", "a→b", "b→a");
     for row in rows {
         let _ = writeln!(o, "{row}");
+    }
+    let _ = writeln!(o);
+}
+
+/// The deadlock indicator: each cycle, when it formed, fired and cleared.
+fn deadlocks(o: &mut String, r: &Value) {
+    let d = &r["deadlocks"];
+    if d.is_null() {
+        return;
+    }
+    let found = d["found"].as_array().cloned().unwrap_or_default();
+    if found.is_empty() {
+        let _ = writeln!(
+            o,
+            "Deadlock indicator (cycles of paused queues standing {}): none\n",
+            time(u(&d["deadlock_time_ps"]))
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "PFC DEADLOCK: a cycle of queues, each paused by the next, sent nothing for {}",
+        time(u(&d["deadlock_time_ps"]))
+    );
+    for x in &found {
+        let cycle: Vec<&str> = x["cycle"].as_array().unwrap().iter().map(s).collect();
+        let cleared = x["cleared_ps"]
+            .as_u64()
+            .map_or("never cleared".to_string(), |t| {
+                format!("cleared {}", time(t))
+            });
+        let _ = writeln!(
+            o,
+            "  {} → (back to the first)\n    formed {}, detected {}, {}",
+            cycle.join(" → "),
+            time(u(&x["formed_ps"])),
+            time(u(&x["detected_ps"])),
+            cleared
+        );
+    }
+    if d["stopped_run"].as_bool() == Some(true) {
+        let _ = writeln!(
+            o,
+            "  The run stopped here: it waits for idle, and no watchdog can break this cycle."
+        );
     }
     let _ = writeln!(o);
 }

@@ -15,6 +15,7 @@
 pub mod bound;
 pub mod build;
 pub mod cabling;
+pub mod deadlock;
 pub mod observers;
 pub mod outcome;
 pub mod queue;
@@ -23,6 +24,7 @@ pub mod timeseries;
 use crate::config::{Action, EventSpec, Measure, Scenario, Target};
 use crate::measure::{Samples, Window};
 use cabling::{Cabling, Node, Peer};
+use deadlock::DeadlockWatch;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::pfc::is_pfc;
 use lossless_pipeline::{Packet, Switch};
@@ -52,6 +54,8 @@ enum Ev {
     Sample,
     /// The measurement window opens (true) or closes (false): sample every port.
     Measure(bool),
+    /// Look for a PFC deadlock (not counted in `events`: it changes nothing).
+    DeadlockCheck,
 }
 
 /// Options from the command line.
@@ -149,6 +153,11 @@ pub struct Sim {
     /// Frames a node starts in one wake-up (kept to reuse its allocation).
     outbox: Vec<(usize, Packet)>,
     stats: EngineStats,
+    /// The deadlock indicator (scenarios with switch-to-switch links).
+    deadlocks: Option<DeadlockWatch>,
+    /// The run stopped early: it waits for idle, and a deadlock that no watchdog can break
+    /// means it never would be.
+    stopped_by_deadlock: bool,
 }
 
 impl Sim {
@@ -188,6 +197,9 @@ impl Sim {
             window_close: None,
             outbox: Vec::new(),
             stats: EngineStats::default(),
+            deadlocks: (!scenario.run.links.is_empty())
+                .then(|| DeadlockWatch::new(scenario.run.deadlock_time)),
+            stopped_by_deadlock: false,
             scenario,
         })
     }
@@ -232,6 +244,12 @@ impl Sim {
         if let Some(to) = self.measure.to.filter(|t| *t < self.end) {
             self.queue.push(to, Ev::Measure(false));
         }
+        if let Some(w) = &self.deadlocks {
+            let first = w.next_check(Time::ZERO);
+            if first <= self.end {
+                self.queue.push(first, Ev::DeadlockCheck);
+            }
+        }
         for h in 0..self.hosts.len() {
             self.schedule(Node::Host(h as u32));
         }
@@ -243,6 +261,13 @@ impl Sim {
                 break;
             }
             self.now = t;
+            if matches!(ev, Next::Event(Ev::DeadlockCheck)) {
+                if self.check_deadlock() {
+                    self.stopped_by_deadlock = true;
+                    break;
+                }
+                continue;
+            }
             self.stats.events += 1;
             match ev {
                 Next::Event(Ev::Arrive {
@@ -261,6 +286,7 @@ impl Sim {
                 Next::Event(Ev::Scheduled(i)) => self.scheduled_event(i as usize),
                 Next::Event(Ev::Sample) => self.sample()?,
                 Next::Event(Ev::Measure(open)) => self.sample_window(open),
+                Next::Event(Ev::DeadlockCheck) => unreachable!("handled above"),
             }
             if let Some(e) = self.observers.failure() {
                 return Err(e);
@@ -508,6 +534,33 @@ impl Sim {
             Target::Switch(p) => self.schedule(Node::Switch(p.switch as u32)),
             Target::Host(h) => self.schedule(Node::Host(h as u32)),
         }
+    }
+
+    /// Run the deadlock indicator now and schedule its next check. True when the run should
+    /// stop: it waits for idle, and a deadlock stands that no watchdog on its switches can
+    /// break.
+    fn check_deadlock(&mut self) -> bool {
+        let now = self.now;
+        let Some(w) = &mut self.deadlocks else {
+            return false;
+        };
+        let new = w.check(now, &self.switches);
+        let next = w.next_check(now);
+        if new && self.until_idle {
+            let d = w.found().last().expect("a new deadlock");
+            let breakable = d
+                .cycle
+                .iter()
+                .any(|x| self.switches[x.switch].sw.config().qos.pfcwd.is_some());
+            if !breakable {
+                return true;
+            }
+        }
+        let done = self.until_idle && self.in_flight == 0 && self.idle();
+        if next <= self.end && !done {
+            self.queue.push(next, Ev::DeadlockCheck);
+        }
+        false
     }
 
     fn sample(&mut self) -> Result<(), SimError> {

@@ -1,5 +1,6 @@
 //! A finished run, read-only: what the report is made from.
 
+use super::deadlock::DeadlockWatch;
 use super::{EngineStats, OutputFiles, Sim};
 use crate::config::Scenario;
 use crate::measure::Window;
@@ -30,6 +31,10 @@ pub struct Outcome<'a> {
     pub stats: &'a EngineStats,
     /// Files written besides the JSON report.
     pub files: &'a OutputFiles,
+    /// The deadlock indicator, when it ran.
+    pub deadlocks: Option<&'a DeadlockWatch>,
+    /// The run stopped at a deadlock that nothing could break.
+    pub stopped_by_deadlock: bool,
 }
 
 impl Sim {
@@ -46,6 +51,8 @@ impl Sim {
             flows_rx: &self.flows_rx,
             stats: &self.stats,
             files: &self.observers.files,
+            deadlocks: self.deadlocks.as_ref(),
+            stopped_by_deadlock: self.stopped_by_deadlock,
         }
     }
 }

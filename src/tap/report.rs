@@ -83,6 +83,7 @@ impl TapSwitch {
             flows: Vec::new(),
             hosts: Vec::new(),
             links: Vec::new(),
+            deadlocks: None,
             outputs: None,
             tap: Some(tap),
         }

@@ -114,6 +114,7 @@ impl Switch {
         let qc = &mut p.queue_counters[q];
         qc.tx_packets += 1;
         qc.tx_bytes += pkt.len as u64;
+        p.waiting_since[q] = start;
         p.counters.tx_packets += 1;
         p.counters.tx_bytes += pkt.len as u64;
         let wire = speed.wire_time(pkt.len as u64);

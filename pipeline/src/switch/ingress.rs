@@ -188,7 +188,11 @@ impl Switch {
             }
         }
         self.ledger.queued += 1;
-        self.ports[out].queues[q].push_back(pkt);
+        let port = &mut self.ports[out];
+        if port.queues[q].is_empty() {
+            port.waiting_since[q] = pkt.meta.rx_time;
+        }
+        port.queues[q].push_back(pkt);
     }
 
     /// Run WRED on `pkt` (queued or about to be) at queue depth `depth` bytes. Returns false
@@ -251,7 +255,7 @@ impl Switch {
         match mc {
             MacControl::Pause { .. } => self.drop_received(DropReason::Pause8023xIgnored, pkt),
             MacControl::Pfc { enable, quanta } => {
-                let enable = enable & self.cfg.qos.pfc_enable;
+                let enable = enable & self.cfg.qos.pfc_honoured();
                 if enable == 0 {
                     return self.drop_received(DropReason::PfcNotEnabled, pkt);
                 }

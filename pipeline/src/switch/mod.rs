@@ -15,6 +15,7 @@
 
 mod egress;
 mod ingress;
+mod waits;
 
 use crate::config::{v4_key, Forwarding, SwitchConfig};
 use crate::counters::{Ledger, PortCounters, QueueCounters};
@@ -60,6 +61,9 @@ pub struct Port {
     pub queue_counters: [QueueCounters; PRIORITIES],
     /// PFC watchdog state per queue.
     pub watchdog: [QueueWatchdog; PRIORITIES],
+    /// Per queue, since when it has held frames without starting one: its last start, or
+    /// when it last went from empty to holding a frame.
+    waiting_since: [Time; PRIORITIES],
 }
 
 impl Port {
@@ -126,6 +130,7 @@ impl Switch {
                 counters: PortCounters::default(),
                 queue_counters: Default::default(),
                 watchdog: Default::default(),
+                waiting_since: [Time::ZERO; PRIORITIES],
             })
             .collect();
         let mmu = Mmu::new(
@@ -149,7 +154,7 @@ impl Switch {
             }
         };
         let queue_pfc =
-            core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_enable);
+            core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_honoured());
         let pg_pfc = core::array::from_fn(|g| cfg.qos.priorities_of_pg(g as u8));
         Switch {
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),

@@ -46,6 +46,18 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
             m
         }
     };
+    let pfc_asym = match &q.pfc_asym {
+        None => false,
+        Some(v) if v.value == "on" => true,
+        Some(v) if v.value == "off" => false,
+        Some(v) => {
+            return d.error(
+                line(v),
+                &k.at("pfc_asym"),
+                format!("`{}`: pfc_asym is `on` or `off`", v.value),
+            )
+        }
+    };
     let pause_quanta = match &q.pause_quanta {
         None => defaults::PAUSE_QUANTA,
         Some(v) if (1..=65_535).contains(&v.value) => v.value as u16,
@@ -95,6 +107,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
         tc_to_queue,
         tc_to_dot1p,
         pfc_enable,
+        pfc_asym,
         pause_quanta,
         pfc_response,
         scheduler,
@@ -285,6 +298,18 @@ mod tests {
     fn qos(q: &str) -> Result<lossless_pipeline::config::QosConfig, crate::config::ConfigError> {
         let text = format!("switches:\n  - name: s\n    ports: {{count: 2}}\n    qos: {q}\n");
         parse("f.yaml", "f", &text).map(|l| l.scenario.switches[0].config.qos.clone())
+    }
+
+    #[test]
+    fn pfc_asym_is_on_or_off() {
+        assert!(!qos("{}").unwrap().pfc_asym);
+        let q = qos("{pfc_enable: [], pfc_asym: on}").unwrap();
+        assert!(q.pfc_asym && q.pfc_honoured() == 0xFF && q.pfc_enable == 0);
+        let e = qos("{pfc_asym: yes}").unwrap_err().to_string();
+        assert!(
+            e.contains("s.qos.pfc_asym: `yes`: pfc_asym is `on` or `off`"),
+            "{e}"
+        );
     }
 
     #[test]

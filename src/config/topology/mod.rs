@@ -8,6 +8,7 @@ pub mod hosts;
 pub mod neighbors;
 pub mod outputs;
 
+use super::defaults;
 use super::diag::{Diag, Diags, Key};
 use super::scenario::{LinkSpec, PortRef, RunSpec, SwitchSpec};
 use super::schema::{LinkRaw, ScenarioFile, Val};
@@ -101,7 +102,19 @@ pub fn resolve(
         switches,
         cabled: Vec::new(),
     };
-    let mut run = RunSpec::default();
+    let mut run = RunSpec {
+        deadlock_time: d
+            .opt_unit(&raw.deadlock_time, &Key::root("deadlock_time"))?
+            .unwrap_or(defaults::DEADLOCK_TIME),
+        ..RunSpec::default()
+    };
+    if run.deadlock_time == Time::ZERO {
+        return d.error(
+            raw.deadlock_time.as_ref().and_then(line),
+            &Key::root("deadlock_time"),
+            "a cycle must stand for some time before it is a deadlock, such as 10ms",
+        );
+    }
     for (i, h) in raw.hosts.iter().flatten().enumerate() {
         let host = hosts::resolve(&cx, i, h, &run.hosts)?;
         let key = Key::root("hosts").index(i).at("attach");
@@ -268,6 +281,26 @@ mod tests {
         .unwrap_err();
         assert!(
             e.to_string().contains("links[0]: a:Ethernet1 is 150ns one way and b:Ethernet0 10ns: give the link's `cable`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn deadlock_time_defaults_to_10ms_and_is_above_zero() {
+        let l = parse("f.yaml", "f", SW).unwrap();
+        assert_eq!(
+            l.scenario.run.deadlock_time,
+            lossless_buffer_model::Time::from_ms(10)
+        );
+        let l = parse("f.yaml", "f", &format!("deadlock_time: 2ms\n{SW}")).unwrap();
+        assert_eq!(
+            l.scenario.run.deadlock_time,
+            lossless_buffer_model::Time::from_ms(2)
+        );
+        let e = parse("f.yaml", "f", &format!("deadlock_time: 0s\n{SW}")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("f.yaml:1: deadlock_time: a cycle must stand"),
             "{e}"
         );
     }
