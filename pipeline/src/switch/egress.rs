@@ -192,9 +192,12 @@ impl Switch {
                     tx_packets: p.queue_counters[q].tx_packets,
                     pause_frames,
                 };
-                if p.watchdog[q].poll(&cfg, now, obs) == Some(Transition::StormDetected)
-                    && cfg.action == WatchdogAction::Drop
-                {
+                let change = p.watchdog[q].poll(&cfg, now, obs);
+                if change.is_some() {
+                    // Whether the queue obeys pause changed: its next start may have too.
+                    self.touch(port);
+                }
+                if change == Some(Transition::StormDetected) && cfg.action == WatchdogAction::Drop {
                     self.flush_queue(port, q, DropReason::Watchdog);
                 }
             }

@@ -13,6 +13,7 @@
 //! previous frame has finished serializing (`(len + 20) × 8` bit times), so both the
 //! simulator and the TAP engine get line-rate shaping from the same code.
 
+mod deadlines;
 mod egress;
 mod ingress;
 mod waits;
@@ -25,6 +26,7 @@ use crate::groups::{Groups, MemberState};
 use crate::packet::{IpAt, Packet};
 use crate::parser::{self, MacControl, Parsed, L3};
 use crate::wire::{edit, pfc as pfc_wire};
+use deadlines::Deadlines;
 use lossless_buffer_model::mmu::{Mmu, Refusal};
 use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
 use lossless_buffer_model::scheduler::Scheduler;
@@ -107,15 +109,30 @@ pub struct Switch {
     spare: Vec<Vec<u8>>,
     /// Cached `next_transmit` per port; None when something changed since.
     tx_cache: Vec<Cell<Option<Option<Time>>>>,
+    /// Ports whose transmit or PFC deadline may have changed since `tx_due`/`pfc_due` last
+    /// saw them (bit = port).
+    dirty: Cell<u64>,
+    /// Each port's `next_transmit`, as of its last refresh.
+    tx_due: Deadlines,
+    /// Each port's PFC refresh deadline, as of its last refresh.
+    pfc_due: Deadlines,
     /// How far back a late `poll_transmit` may date a backlogged frame's start (0 = exact).
     catch_up: Time,
 }
 
 impl Switch {
     /// Build a switch from a validated configuration.
+    ///
+    /// # Panics
+    /// With more than 64 ports (the loader refuses those).
     pub fn new(cfg: SwitchConfig) -> Switch {
         let quanta = cfg.qos.pause_quanta;
         let n_ports = cfg.ports.len();
+        // The loader refuses more (its MAX_PORTS); port sets are 64-bit masks.
+        assert!(
+            n_ports <= 64,
+            "a switch has at most 64 ports, not {n_ports}"
+        );
         let ports = cfg
             .ports
             .iter()
@@ -172,6 +189,13 @@ impl Switch {
             pg_pfc,
             spare: Vec::with_capacity(SPARE_BUFFERS),
             tx_cache: vec![Cell::new(None); n_ports],
+            dirty: Cell::new(if n_ports >= 64 {
+                u64::MAX
+            } else {
+                (1 << n_ports) - 1
+            }),
+            tx_due: Deadlines::new(n_ports),
+            pfc_due: Deadlines::new(n_ports),
             catch_up: Time::ZERO,
         }
     }
@@ -260,6 +284,19 @@ impl Switch {
     /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
     fn touch(&self, port: usize) {
         self.tx_cache[port].set(None);
+        self.dirty.set(self.dirty.get() | 1 << port);
+    }
+
+    /// Bring the deadline trees up to date for every touched port.
+    fn refresh_deadlines(&mut self) {
+        let mut bits = self.dirty.replace(0);
+        while bits != 0 {
+            let port = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let tx = self.next_transmit(port);
+            self.tx_due.set(port, tx);
+            self.pfc_due.set(port, self.ports[port].pfc.poll_timeout());
+        }
     }
 
     fn advance(&mut self, now: Time) {
@@ -295,39 +332,49 @@ impl Switch {
         if self.poll_timeout().is_some_and(|t| t <= now) {
             self.handle_timeout(now);
         }
-        for port in 0..self.ports.len() {
+        // Ports in order, visiting only those due (a port served may make a later one due).
+        let mut from = 0;
+        loop {
+            self.refresh_deadlines();
+            let Some(port) = self.tx_due.first_due(from, now) else {
+                break;
+            };
             while self.next_transmit(port).is_some_and(|t| t <= now) {
                 match self.poll_transmit(port, now) {
                     Some(pkt) => emit(port, pkt),
                     None => break,
                 }
             }
+            from = port + 1;
         }
     }
 
-    /// Earliest internal deadline: a port able to start a frame, a PFC refresh, a watchdog poll.
-    pub fn poll_timeout(&self) -> Option<Time> {
-        let mut best = self.next_watchdog_poll;
-        let mut take = |t: Option<Time>| {
-            if let Some(t) = t {
-                best = Some(best.map_or(t, |b: Time| b.min(t)));
-            }
-        };
-        for (i, p) in self.ports.iter().enumerate() {
-            take(p.pfc.poll_timeout());
-            take(self.next_transmit(i));
-        }
-        best
+    /// Earliest internal deadline: a port able to start a frame, a PFC refresh, a watchdog
+    /// poll. Costs a tree update per port touched since the last call, not a scan.
+    pub fn poll_timeout(&mut self) -> Option<Time> {
+        self.refresh_deadlines();
+        [
+            self.next_watchdog_poll,
+            self.tx_due.earliest(),
+            self.pfc_due.earliest(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Act on deadlines due at `now`: queue PFC refreshes, poll the watchdog.
     pub fn handle_timeout(&mut self, now: Time) {
         self.advance(now);
-        for (i, p) in self.ports.iter_mut().enumerate() {
+        self.refresh_deadlines();
+        let mut from = 0;
+        while let Some(i) = self.pfc_due.first_due(from, now) {
+            let p = &mut self.ports[i];
             if p.pfc.poll_timeout().is_some_and(|t| t <= now) {
                 p.pfc.handle_timeout(now);
-                self.tx_cache[i].set(None);
+                self.touch(i);
             }
+            from = i + 1;
         }
         if let (Some(cfg), Some(t)) = (self.cfg.qos.pfcwd, self.next_watchdog_poll) {
             if now >= t {

@@ -1,0 +1,97 @@
+//! Per-port deadlines in a tournament tree, so that a switch's cost per event does not grow
+//! with its port count: the earliest deadline of all ports in O(1), the first port at or
+//! after a given one that is due by a given time in O(log ports), an update in O(log ports).
+
+use lossless_buffer_model::Time;
+
+/// One deadline per port (None: nothing pending), as a complete binary tree of minimums.
+#[derive(Clone, Debug)]
+pub(super) struct Deadlines {
+    /// Leaves start here (a power of two ≥ the port count).
+    leaves: usize,
+    /// `tree[1]` is the root; `tree[leaves + i]` is port i; `Time::MAX` stands for None.
+    tree: Vec<Time>,
+}
+
+impl Deadlines {
+    /// No deadlines for `ports` ports.
+    pub(super) fn new(ports: usize) -> Deadlines {
+        let leaves = ports.max(1).next_power_of_two();
+        Deadlines {
+            leaves,
+            tree: vec![Time::MAX; 2 * leaves],
+        }
+    }
+
+    /// Set port `port`'s deadline.
+    pub(super) fn set(&mut self, port: usize, t: Option<Time>) {
+        let mut i = self.leaves + port;
+        let t = t.unwrap_or(Time::MAX);
+        if self.tree[i] == t {
+            return;
+        }
+        self.tree[i] = t;
+        while i > 1 {
+            i /= 2;
+            let m = self.tree[2 * i].min(self.tree[2 * i + 1]);
+            if self.tree[i] == m {
+                break;
+            }
+            self.tree[i] = m;
+        }
+    }
+
+    /// The earliest deadline of any port.
+    pub(super) fn earliest(&self) -> Option<Time> {
+        let t = self.tree[1];
+        (t != Time::MAX).then_some(t)
+    }
+
+    /// The lowest port at or after `from` whose deadline is at or before `now`.
+    pub(super) fn first_due(&self, from: usize, now: Time) -> Option<usize> {
+        if from >= self.leaves || self.tree[1] > now {
+            return None;
+        }
+        self.descend(1, 0, self.leaves, from, now)
+    }
+
+    /// Search node `i`, covering ports `[lo, lo + span)`.
+    fn descend(&self, i: usize, lo: usize, span: usize, from: usize, now: Time) -> Option<usize> {
+        if lo + span <= from || self.tree[i] > now {
+            return None;
+        }
+        if span == 1 {
+            return Some(lo);
+        }
+        let half = span / 2;
+        self.descend(2 * i, lo, half, from, now)
+            .or_else(|| self.descend(2 * i + 1, lo + half, half, from, now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_a_scan_of_every_port() {
+        let n = 18;
+        let mut d = Deadlines::new(n);
+        let mut plain: Vec<Option<Time>> = vec![None; n];
+        let mut x = 7u64;
+        for _ in 0..5_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let port = (x >> 33) as usize % n;
+            let t = (!x.is_multiple_of(3)).then_some(Time((x >> 40) % 100));
+            d.set(port, t);
+            plain[port] = t;
+            assert_eq!(d.earliest(), plain.iter().flatten().min().copied());
+            let now = Time((x >> 20) % 100);
+            let from = (x >> 10) as usize % (n + 1);
+            let want = (from..n).find(|p| plain[*p].is_some_and(|t| t <= now));
+            assert_eq!(d.first_due(from, now), want, "from {from} at {now:?}");
+        }
+    }
+}
