@@ -10,8 +10,10 @@ use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::build::{BuildError, FrameSpec};
 use lossless_pipeline::Packet;
 
-/// BTH opcode of an RDMA WRITE-only packet (what generated RoCEv2 frames carry).
-pub const OPCODE_RDMA_WRITE_ONLY: u8 = 0x0A;
+/// BTH opcode of an RC SEND-only packet, what generated RoCEv2 frames carry: a BTH and the
+/// payload, no extension header, so frames down to 64 bytes decode (an RDMA WRITE would
+/// need a 16-byte RETH).
+pub const OPCODE_SEND_ONLY: u8 = 0x04;
 
 /// When a flow offers traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -361,7 +363,7 @@ mod tests {
                 ecn: 2,
                 src_port: 1,
                 dst_port: 2,
-                bth: Some((OPCODE_RDMA_WRITE_ONLY, 1, 0)),
+                bth: Some((OPCODE_SEND_ONLY, 1, 0)),
                 len: 1518,
             },
             priority: 3,

@@ -14,7 +14,7 @@ use crate::config::defaults;
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::Packet;
-use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern, OPCODE_RDMA_WRITE_ONLY};
+use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern, OPCODE_SEND_ONLY};
 use lossless_ports::host::{Host, NicConfig, PfcMode};
 use lossless_sys::netdev::{if_mac, if_mtu};
 use lossless_sys::packet::PacketSocket;
@@ -104,7 +104,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
             ecn: cfg.ecn,
             src_port: defaults::SRC_PORT_BASE,
             dst_port: if cfg.rocev2 { 4791 } else { cfg.dst_port },
-            bth: cfg.rocev2.then_some((OPCODE_RDMA_WRITE_ONLY, 1, 0)),
+            bth: cfg.rocev2.then_some((OPCODE_SEND_ONLY, 1, 0)),
             len: cfg.frame,
         },
         priority: cfg.priority,

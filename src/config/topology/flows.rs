@@ -13,7 +13,7 @@ use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::Forwarding;
 use lossless_pipeline::wire::bth::ROCEV2_PORT;
 use lossless_pipeline::wire::build::FrameSpec;
-use lossless_ports::flow::{FlowSpec, Limit, Pattern, OPCODE_RDMA_WRITE_ONLY};
+use lossless_ports::flow::{FlowSpec, Limit, Pattern, OPCODE_SEND_ONLY};
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -97,7 +97,7 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
             Protocol::Rocev2 => ROCEV2_PORT,
             Protocol::Udp => r.dst_port.as_ref().map_or(defaults::DST_PORT, |p| p.value),
         },
-        bth: (protocol == Protocol::Rocev2).then_some((OPCODE_RDMA_WRITE_ONLY, i as u32 + 1, 0)),
+        bth: (protocol == Protocol::Rocev2).then_some((OPCODE_SEND_ONLY, i as u32 + 1, 0)),
         len: frame.get().min(u32::MAX as u64) as u32,
     };
     let (min, mtu) = (headers.min_len(), sw.ports[hs.attach.port].mtu);
