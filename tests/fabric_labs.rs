@@ -138,14 +138,54 @@ fn leaf_spine_packet_spraying_balances_and_reorders() {
 }
 
 #[test]
+fn leaf_spine_flowlets_started_together_collide_and_reorder() {
+    let text = std::fs::read_to_string(root().join("configs/labs/leaf-spine.yaml")).unwrap();
+    let together: String = text
+        .lines()
+        .map(|l| match l.find(", start: ") {
+            Some(i) if l.starts_with("  - {name: e") => format!("{}}}\n", &l[..i]),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_eq!(together.matches(", start: ").count(), 0);
+    let r = run(
+        &scenario("leaf-spine-together.yaml", &together),
+        "leaf-spine-together.json",
+        &[],
+    );
+    // Every member is band 0 for the four first packets: flows collide, PFC pauses
+    // them, a pause longer than idle_time starts a new flowlet that lands elsewhere and
+    // overtakes the queue it left.
+    assert!(u(&r["totals"]["pfc_tx_frames"]) > 0);
+    assert!(u(&leaf1_group(&r)["reassignments"]) > 0);
+    assert!(reordered(&r).iter().sum::<u64>() > 0, "{:?}", reordered(&r));
+    assert!(aggregate_gbps(&r) < 4.0 * 98.70 - 1.0);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+}
+
+#[test]
 fn same_seed_same_json() {
-    let a = leaf_spine("flowlet");
-    let b = leaf_spine("flowlet");
     let strip = |mut v: Value| {
         v["wall_time_s"] = Value::Null;
         v
     };
-    assert_eq!(strip(a), strip(b));
+    for mode in ["flowlet", "per_packet"] {
+        assert_eq!(strip(leaf_spine(mode)), strip(leaf_spine(mode)), "{mode}");
+    }
+    // Spraying is random: another seed, other choices.
+    let text = std::fs::read_to_string(root().join("configs/labs/leaf-spine.yaml"))
+        .unwrap()
+        .replace("mode: flowlet ", "mode: per_packet ")
+        .replace("seed: 2\n", "seed: 3\n");
+    let other = run(
+        &scenario("leaf-spine-seed3.yaml", &text),
+        "leaf-spine-seed3.json",
+        &[],
+    );
+    assert_ne!(
+        member_packets(leaf1_group(&other)),
+        member_packets(leaf1_group(&leaf_spine("per_packet")))
+    );
 }
 
 /// The port `port` of switch `sw` in a report.

@@ -89,12 +89,17 @@ pub fn render(spec: &SwitchSpec) -> String {
         .collect();
     let _ = writeln!(
         o,
-        "  qos: trust {}, PFC on priorities [{}], XOFF quanta {}, PFC response {}{}",
+        "  qos: trust {}, PFC on priorities [{}]{}, XOFF quanta {}, PFC response {}{}",
         match q.trust {
             Trust::Dscp => "dscp",
             Trust::Dot1p => "dot1p",
         },
         pfc.join(", "),
+        if q.pfc_asym {
+            " (asymmetric: received PFC honoured on every priority)"
+        } else {
+            ""
+        },
         q.pause_quanta,
         q.pfc_response,
         q.pfcwd.map_or(String::new(), |w| format!(

@@ -276,4 +276,60 @@ mod tests {
         };
         assert!(g.cycles().is_empty());
     }
+
+    /// Against brute force on random graphs: a cycle is reported exactly when some wait
+    /// reaches itself, and every reported cycle is one (distinct waits, each waiting on the
+    /// next).
+    #[test]
+    fn cycles_are_found_exactly_when_there_are_some() {
+        let mut x = 99u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..2_000 {
+            let n = 1 + next() as usize % 7;
+            let on: Vec<Vec<usize>> = (0..n)
+                .map(|_| (0..n).filter(|_| next() % 4 == 0).collect())
+                .collect();
+            let g = WaitGraph {
+                waits: (0..n).map(w).collect(),
+                since: vec![Time::ZERO; n],
+                on: on.clone(),
+            };
+            // Brute force: can i reach itself?
+            let reaches_itself = |i: usize| {
+                let mut seen = vec![false; n];
+                let mut stack = on[i].clone();
+                while let Some(u) = stack.pop() {
+                    if u == i {
+                        return true;
+                    }
+                    if !std::mem::replace(&mut seen[u], true) {
+                        stack.extend(&on[u]);
+                    }
+                }
+                false
+            };
+            let any = (0..n).any(reaches_itself);
+            let found = g.cycles();
+            assert_eq!(!found.is_empty(), any, "{on:?}");
+            for c in &found {
+                let idx: Vec<usize> = c.iter().map(|x| x.switch).collect();
+                let mut sorted = idx.clone();
+                sorted.sort();
+                sorted.dedup();
+                assert_eq!(sorted.len(), idx.len(), "distinct waits: {c:?}");
+                for k in 0..idx.len() {
+                    assert!(
+                        on[idx[k]].contains(&idx[(k + 1) % idx.len()]),
+                        "{c:?} in {on:?}"
+                    );
+                }
+                assert!(g.holds(c, Time::ZERO));
+            }
+        }
+    }
 }
