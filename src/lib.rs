@@ -4,6 +4,7 @@
 //! command-line tool. The switch itself lives in `lossless-pipeline` and
 //! `lossless-buffer-model`; this package is where files are read.
 
+pub mod bench;
 pub mod cable;
 pub mod cli;
 pub mod config;

@@ -219,101 +219,48 @@ fn injected_pfc_stops_priority_3_toward_a_host_and_xon_resumes_it() {
     assert_accounted(&r);
 }
 
-/// Measures (prints) TCP throughput of the unshaped switch next to a Linux bridge and a
-/// plain 2-thread TAP copy loop in the same run, on an idle machine; asserts only that each
-/// carried traffic.
+/// `lossless bench tap`: the unshaped switch next to a plain TAP copy loop and a Linux
+/// bridge, in one run. Prints the figures; asserts only that each path carried TCP, the
+/// flood and pings, that the ratios are the quotients, and that nothing is left behind.
 #[test]
-fn throughput_next_to_a_linux_bridge_and_a_tap_copy_loop() {
+fn bench_tap_measures_the_switch_next_to_a_copy_loop_and_a_bridge() {
     let Some(_serial) = prerequisites() else {
         return;
     };
-    let spec = SwitchSpec {
-        pipeline_latency: "0ns",
-        ..SwitchSpec::new(2, "100G")
-    };
-    let mut lab = Lab::with("t", false, &spec, &[]);
-    lab.ping(0, 1, 2, "0.05");
-    let switch = lab.iperf3_tcp(0, 1, 5401, 3);
-    lab.stop_switch();
-    drop(lab);
-
-    // A plain copy loop: two threads, each reading one TAP and writing the other.
-    let mut lab = Lab::new("c", false);
-    let taps: Vec<_> = (0..2)
-        .map(|i| std::sync::Arc::new(lossless_sys::tap::Tap::open(&lab.tap(i), None).unwrap()))
-        .collect();
-    for i in 0..2 {
-        lab.add_host(i);
-    }
-    for i in 0..2 {
-        let (from, to) = (
-            std::sync::Arc::clone(&taps[i]),
-            std::sync::Arc::clone(&taps[1 - i]),
-        );
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 65_536];
-            while let Ok(r) = from.read_timeout(&mut buf, Duration::from_secs(1)) {
-                match r {
-                    Some(0) => break,
-                    Some(n) => {
-                        let _ = to.write(&buf[..n]);
-                    }
-                    None => {}
-                }
-            }
-        });
-    }
-    let copy = lab.iperf3_tcp(0, 1, 5402, 3);
-    drop(lab);
-    let bridge = bridge_throughput();
-    eprintln!("iperf3 TCP, same run: lossless tap (unshaped) {switch:.2} Gbit/s, 2-thread TAP copy loop {copy:.2} Gbit/s, Linux bridge (offloads off) {bridge:.2} Gbit/s");
-    assert!(switch > 0.1 && copy > 0.1 && bridge > 0.1);
-}
-
-/// iperf3 TCP through a Linux bridge in a third namespace, veth pairs to two hosts,
-/// offloads off (as the design's measured floors were taken); Gbit/s.
-fn bridge_throughput() -> f64 {
-    use common::lab::{must, sh};
-    let mut lab = Lab::new("b", false);
-    let nsb = lab.ns(9);
-    must(&["ip", "netns", "add", &nsb]);
-    lab.namespaces.push(nsb.clone());
-    must(&[
-        "ip", "netns", "exec", &nsb, "ip", "link", "add", "br0", "type", "bridge",
+    let out = std::env::temp_dir().join(format!("bench-tap-{}.json", std::process::id()));
+    let o = common::lossless(&[
+        "bench",
+        "tap",
+        "--seconds",
+        "2",
+        "--json",
+        out.to_str().unwrap(),
     ]);
-    must(&[
-        "ip", "netns", "exec", &nsb, "ip", "link", "set", "br0", "up",
-    ]);
-    for i in 0..2 {
-        let ns = lab.ns(i);
-        must(&["ip", "netns", "add", &ns]);
-        lab.namespaces.push(ns.clone());
-        let (a, b) = (format!("{}v{i}", lab.tag), format!("{}w{i}", lab.tag));
-        must(&[
-            "ip", "netns", "exec", &nsb, "ip", "link", "add", &a, "type", "veth", "peer", "name",
-            &b, "netns", &ns,
-        ]);
-        must(&[
-            "ip", "netns", "exec", &nsb, "ip", "link", "set", &a, "master", "br0", "up",
-        ]);
-        must(&[
-            "ip",
-            "netns",
-            "exec",
-            &ns,
-            "sysctl",
-            "-qw",
-            "net.ipv6.conf.all.disable_ipv6=1",
-        ]);
-        let addr = format!("{}/24", Lab::ip(i));
-        must(&[
-            "ip", "netns", "exec", &ns, "ip", "addr", "add", &addr, "dev", &b,
-        ]);
-        must(&["ip", "netns", "exec", &ns, "ip", "link", "set", &b, "up"]);
-        let _ = sh(&[
-            "ip", "netns", "exec", &ns, "ethtool", "-K", &b, "tso", "off", "gso", "off", "gro",
-            "off",
-        ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    eprintln!("{}", String::from_utf8_lossy(&o.stdout));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let paths = r["paths"].as_array().unwrap();
+    let names: Vec<&str> = paths.iter().map(|p| p["path"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lossless tap", "copy loop", "linux bridge"]);
+    for p in paths {
+        for k in ["tcp_gbps", "flood_mpps", "ping_avg_us", "ping_min_us"] {
+            assert!(p[k].as_f64().unwrap() > 0.0, "{k}: {p}");
+        }
     }
-    lab.iperf3_tcp(0, 1, 5403, 3)
+    let f = |v: &Value| v.as_f64().unwrap();
+    let (sw, copy) = (&paths[0], &paths[1]);
+    assert!((f(&r["vs_copy_loop"][0]) - f(&sw["tcp_gbps"]) / f(&copy["tcp_gbps"])).abs() < 1e-9);
+    let listed = String::from_utf8_lossy(
+        &std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    assert!(
+        !listed.contains("lbs") && !listed.contains("lbc") && !listed.contains("lbb"),
+        "{listed}"
+    );
 }

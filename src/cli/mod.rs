@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand, each with its arguments and what it does.
 
 mod args;
+mod bench;
 mod check;
 mod gen;
 mod run;
@@ -65,6 +66,9 @@ enum Command {
     /// Linux host does not): paces UDP or RoCEv2 frames, stops while its priority is
     /// paused, prints a JSON summary (also when stopped by Ctrl-C).
     Gen(gen::GenArgs),
+    /// Benchmarks: the pipeline in-process, a scenario in the simulator, the TAP switch
+    /// next to a Linux bridge (see BENCHMARKS.md for this machine's figures).
+    Bench(bench::BenchArgs),
 }
 
 /// Parse the command line and run the subcommand.
@@ -75,5 +79,6 @@ pub fn main() -> ExitCode {
         Command::Tap(a) => tap::exec(a),
         Command::SendPfc(a) => send_pfc::exec(a),
         Command::Gen(a) => gen::exec(a),
+        Command::Bench(a) => bench::exec(a),
     }
 }

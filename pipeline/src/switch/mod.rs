@@ -273,6 +273,12 @@ impl Switch {
         self.catch_up = window;
     }
 
+    /// A cleared frame buffer from those given back (or a new one): an engine that builds
+    /// frames reuses the switch's buffers instead of allocating.
+    pub fn spare_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
     /// Give back a frame buffer the engine no longer needs (avoids allocation later).
     pub fn recycle(&mut self, mut buf: Vec<u8>) {
         if self.spare.len() < SPARE_BUFFERS {

@@ -1,0 +1,477 @@
+//! `lossless bench tap`: the TAP switch next to what a user would otherwise use, in one
+//! run on one machine: iperf3 TCP, a 64-byte UDP flood (`lossless gen`, counted at the
+//! receiving interface) and ping RTT between two network namespaces joined by
+//!
+//! 1. `lossless tap` (2 ports, 100G, unshaped, no pipeline latency),
+//! 2. a plain copy loop: two threads, each reading one TAP and writing the other,
+//! 3. a Linux bridge in a third namespace with veth pairs (offloads off, like the TAPs).
+//!
+//! Every namespace, process and thread it makes is removed when it ends, failed or not
+//! ([`NetLab`]'s `Drop`). Addresses are 198.18.0.1 and .2 only; traffic stays between the
+//! namespaces.
+
+use super::Machine;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A MAC nobody owns: flood frames cross the path and are dropped by the receiving kernel
+/// at L2 after its interface counted them.
+const SINK_MAC: &str = "02:00:00:00:0f:01";
+
+/// One path's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathResult {
+    /// `lossless tap`, `copy loop` or `linux bridge`.
+    pub path: &'static str,
+    /// iperf3 TCP, Gbit/s received.
+    pub tcp_gbps: f64,
+    /// 64-byte frames per second that reached the receiving interface, millions.
+    pub flood_mpps: f64,
+    /// Average ping round trip, µs (100 pings, 10 ms apart).
+    pub ping_avg_us: f64,
+    /// Smallest ping round trip, µs.
+    pub ping_min_us: f64,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Result {
+    /// The machine.
+    pub machine: Machine,
+    /// Seconds of each iperf3 and flood measurement.
+    pub seconds: u32,
+    /// The three paths.
+    pub paths: Vec<PathResult>,
+    /// lossless tap over the copy loop: TCP, flood.
+    pub vs_copy_loop: (f64, f64),
+    /// lossless tap over the Linux bridge: TCP, flood.
+    pub vs_bridge: (f64, f64),
+}
+
+/// Why the benchmark cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().ok();
+    if uid.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) != Some("0".into()) {
+        return Some("bench tap needs root (it makes network namespaces and TAP devices)".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Some("/dev/net/tun is missing".into());
+    }
+    for tool in ["ip", "iperf3", "ping", "ethtool"] {
+        let found = Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {tool}"))
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return Some(format!(
+                "`{tool}` is not installed (apt-get install iproute2 iperf3 iputils-ping ethtool)"
+            ));
+        }
+    }
+    None
+}
+
+/// Run `args`; an error says which command failed and what it printed.
+fn sh(args: &[&str]) -> std::result::Result<Output, String> {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if !o.status.success() {
+        return Err(format!(
+            "{}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(o)
+}
+
+/// The namespaces and processes of one measurement, removed on drop.
+struct NetLab {
+    tag: String,
+    namespaces: Vec<String>,
+    children: Vec<Child>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl NetLab {
+    fn new(tag: &str) -> NetLab {
+        NetLab {
+            tag: format!("lb{tag}{}", std::process::id() % 100_000),
+            namespaces: Vec::new(),
+            children: Vec::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+        }
+    }
+
+    fn ns(&self, i: usize) -> String {
+        format!("{}-{i}", self.tag)
+    }
+
+    fn tap(&self, i: usize) -> String {
+        format!("{}t{i}", self.tag)
+    }
+
+    fn ip(i: usize) -> String {
+        format!("198.18.0.{}", i + 1)
+    }
+
+    fn add_ns(&mut self, i: usize) -> std::result::Result<String, String> {
+        let ns = self.ns(i);
+        sh(&["ip", "netns", "add", &ns])?;
+        self.namespaces.push(ns.clone());
+        self.exec(i, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])?;
+        self.exec(i, &["ip", "link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
+    /// Host `i`: its namespace with interface `dev` moved in (unless already there),
+    /// addressed, up, offloads off.
+    fn host(&mut self, i: usize, dev: &str, move_in: bool) -> std::result::Result<(), String> {
+        let ns = if move_in {
+            let ns = self.add_ns(i)?;
+            sh(&["ip", "link", "set", dev, "netns", &ns])?;
+            ns
+        } else {
+            self.ns(i)
+        };
+        let addr = format!("{}/24", Self::ip(i));
+        sh(&[
+            "ip", "netns", "exec", &ns, "ip", "addr", "add", &addr, "dev", dev,
+        ])?;
+        sh(&["ip", "netns", "exec", &ns, "ip", "link", "set", dev, "up"])?;
+        let _ = sh(&[
+            "ip", "netns", "exec", &ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro",
+            "off",
+        ]);
+        Ok(())
+    }
+
+    fn exec(&self, i: usize, args: &[&str]) -> std::result::Result<Output, String> {
+        let ns = self.ns(i);
+        let mut full = vec!["ip", "netns", "exec", &ns];
+        full.extend_from_slice(args);
+        sh(&full)
+    }
+
+    fn spawn(&mut self, i: usize, args: &[&str]) -> std::result::Result<(), String> {
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.ns(i)])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+        self.children.push(child);
+        Ok(())
+    }
+
+    /// iperf3 TCP from host 0 to host 1 for `seconds`; Gbit/s received.
+    fn tcp(&mut self, seconds: u32, port: u16) -> std::result::Result<f64, String> {
+        let p = port.to_string();
+        self.spawn(1, &["iperf3", "-s", "-1", "-B", &Self::ip(1), "-p", &p])?;
+        std::thread::sleep(Duration::from_millis(300));
+        let o = self.exec(
+            0,
+            &[
+                "iperf3",
+                "-c",
+                &Self::ip(1),
+                "-p",
+                &p,
+                "-t",
+                &seconds.to_string(),
+                "-J",
+            ],
+        )?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).map_err(|e| format!("iperf3 output: {e}"))?;
+        v["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .map(|b| b / 1e9)
+            .ok_or_else(|| "iperf3 gave no result".into())
+    }
+
+    /// Ping host 1 from host 0 100 times, 10 ms apart: (avg, min) µs.
+    fn ping(&self) -> std::result::Result<(f64, f64), String> {
+        let o = self.exec(
+            0,
+            &[
+                "ping",
+                "-q",
+                "-c",
+                "100",
+                "-i",
+                "0.01",
+                "-W",
+                "1",
+                &Self::ip(1),
+            ],
+        )?;
+        let text = String::from_utf8_lossy(&o.stdout);
+        // rtt min/avg/max/mdev = 0.148/0.446/1.2/0.1 ms
+        let nums = text
+            .lines()
+            .find(|l| l.contains("min/avg/max"))
+            .and_then(|l| l.split('=').nth(1))
+            .ok_or_else(|| format!("ping printed no round trips: {text}"))?;
+        let v: Vec<f64> = nums
+            .trim()
+            .trim_end_matches("ms")
+            .split('/')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect();
+        match v.as_slice() {
+            [min, avg, ..] => Ok((avg * 1000.0, min * 1000.0)),
+            _ => Err(format!("ping: cannot read `{nums}`")),
+        }
+    }
+
+    /// A 64-byte flood from host 0 (`lossless gen` on `dev0`) for `seconds`; millions of
+    /// frames per second counted by host 1's `dev1`.
+    fn flood(
+        &mut self,
+        exe: &Path,
+        dev0: &str,
+        dev1: &str,
+        seconds: u32,
+    ) -> std::result::Result<f64, String> {
+        let rx = |lab: &NetLab| -> std::result::Result<u64, String> {
+            let path = format!("/sys/class/net/{dev1}/statistics/rx_packets");
+            let o = lab.exec(1, &["cat", &path])?;
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse()
+                .map_err(|e| format!("{path}: {e}"))
+        };
+        let before = rx(self)?;
+        let dst = format!("{SINK_MAC}/{}", Self::ip(1));
+        let exe = exe.display().to_string();
+        let secs = format!("{seconds}s");
+        let start = Instant::now();
+        self.exec(
+            0,
+            &[
+                &exe,
+                "gen",
+                "--iface",
+                dev0,
+                "--dst",
+                &dst,
+                "--src-ip",
+                &Self::ip(0),
+                "--frame",
+                "64",
+                "--rate",
+                "100G",
+                "--link-speed",
+                "100G",
+                "--duration",
+                &secs,
+                "--realtime",
+                "off",
+            ],
+        )?;
+        let wall = start.elapsed().as_secs_f64().max(seconds as f64);
+        std::thread::sleep(Duration::from_millis(200));
+        Ok((rx(self)? - before) as f64 / wall / 1e6)
+    }
+}
+
+impl Drop for NetLab {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for ns in &self.namespaces {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+/// Measure one path once it is set up: TCP, ping, flood.
+fn measure(
+    lab: &mut NetLab,
+    path: &'static str,
+    exe: &Path,
+    devs: (&str, &str),
+    seconds: u32,
+    port: u16,
+) -> std::result::Result<PathResult, String> {
+    // Learn both ways first (ARP, the switch's FDB).
+    let _ = lab.exec(
+        0,
+        &["ping", "-c", "2", "-i", "0.05", "-W", "1", &NetLab::ip(1)],
+    );
+    let tcp_gbps = lab.tcp(seconds, port)?;
+    let (ping_avg_us, ping_min_us) = lab.ping()?;
+    let flood_mpps = lab.flood(exe, devs.0, devs.1, seconds)?;
+    Ok(PathResult {
+        path,
+        tcp_gbps,
+        flood_mpps,
+        ping_avg_us,
+        ping_min_us,
+    })
+}
+
+fn switch_path(
+    exe: &Path,
+    seconds: u32,
+    scratch: &Path,
+) -> std::result::Result<PathResult, String> {
+    let mut lab = NetLab::new("s");
+    let dir: PathBuf = scratch.join(format!("{}-bench", lab.tag));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cfg = dir.join("switch.yaml");
+    let text = format!(
+        "# bench tap: two unshaped 100G ports, no pipeline latency\nswitches:\n  - name: vsw\n    ports: {{count: 2, speed: 100G, mtu: 1518, tap_prefix: {}t}}\n    pipeline_latency: 0ns\n",
+        lab.tag
+    );
+    std::fs::write(&cfg, text).map_err(|e| format!("{}: {e}", cfg.display()))?;
+    let child = Command::new(exe)
+        .args(["tap", &cfg.display().to_string(), "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("lossless tap: {e}"))?;
+    lab.children.push(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (0..2).any(|i| !Path::new(&format!("/sys/class/net/{}", lab.tap(i))).exists()) {
+        if Instant::now() > deadline {
+            return Err("lossless tap did not open its TAPs in 10 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (t0, t1) = (lab.tap(0), lab.tap(1));
+    lab.host(0, &t0, true)?;
+    lab.host(1, &t1, true)?;
+    let r = measure(&mut lab, "lossless tap", exe, (&t0, &t1), seconds, 5501);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, String> {
+    use lossless_sys::tap::Tap;
+    let mut lab = NetLab::new("c");
+    let (t0, t1) = (lab.tap(0), lab.tap(1));
+    let taps = [
+        Arc::new(Tap::open(&t0, None).map_err(|e| format!("TAP {t0}: {e}"))?),
+        Arc::new(Tap::open(&t1, None).map_err(|e| format!("TAP {t1}: {e}"))?),
+    ];
+    lab.host(0, &t0, true)?;
+    lab.host(1, &t1, true)?;
+    for i in 0..2 {
+        let (from, to) = (Arc::clone(&taps[i]), Arc::clone(&taps[1 - i]));
+        let stop = Arc::clone(&lab.stop);
+        lab.threads.push(std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65_536];
+            while !stop.load(Ordering::Relaxed) {
+                match from.read_timeout(&mut buf, Duration::from_millis(100)) {
+                    Ok(Some(0)) | Err(_) => break,
+                    Ok(Some(n)) => {
+                        let _ = to.write(&buf[..n]);
+                    }
+                    Ok(None) => {}
+                }
+            }
+        }));
+    }
+    measure(&mut lab, "copy loop", exe, (&t0, &t1), seconds, 5502)
+}
+
+fn bridge_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, String> {
+    let mut lab = NetLab::new("b");
+    let nsb = lab.add_ns(9)?;
+    sh(&[
+        "ip", "netns", "exec", &nsb, "ip", "link", "add", "br0", "type", "bridge",
+    ])?;
+    sh(&[
+        "ip", "netns", "exec", &nsb, "ip", "link", "set", "br0", "up",
+    ])?;
+    let mut devs = Vec::new();
+    for i in 0..2 {
+        let ns = lab.add_ns(i)?;
+        let (a, b) = (format!("{}v{i}", lab.tag), format!("{}w{i}", lab.tag));
+        sh(&[
+            "ip", "netns", "exec", &nsb, "ip", "link", "add", &a, "type", "veth", "peer", "name",
+            &b, "netns", &ns,
+        ])?;
+        sh(&[
+            "ip", "netns", "exec", &nsb, "ip", "link", "set", &a, "master", "br0", "up",
+        ])?;
+        let _ = sh(&[
+            "ip", "netns", "exec", &nsb, "ethtool", "-K", &a, "tso", "off", "gso", "off", "gro",
+            "off",
+        ]);
+        lab.host(i, &b, false)?;
+        devs.push(b);
+    }
+    measure(
+        &mut lab,
+        "linux bridge",
+        exe,
+        (&devs[0], &devs[1]),
+        seconds,
+        5503,
+    )
+}
+
+/// Run the three measurements, one after the other, with `exe` as `lossless`.
+pub fn run(exe: &Path, seconds: u32, scratch: &Path) -> std::result::Result<Result, String> {
+    if let Some(why) = missing() {
+        return Err(why);
+    }
+    if seconds == 0 {
+        return Err("--seconds 0: measurements need at least a second".into());
+    }
+    let sw = switch_path(exe, seconds, scratch)?;
+    let copy = copy_loop_path(exe, seconds)?;
+    let bridge = bridge_path(exe, seconds)?;
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    Ok(Result {
+        machine: Machine::here(),
+        seconds,
+        vs_copy_loop: (
+            ratio(sw.tcp_gbps, copy.tcp_gbps),
+            ratio(sw.flood_mpps, copy.flood_mpps),
+        ),
+        vs_bridge: (
+            ratio(sw.tcp_gbps, bridge.tcp_gbps),
+            ratio(sw.flood_mpps, bridge.flood_mpps),
+        ),
+        paths: vec![sw, copy, bridge],
+    })
+}
+
+/// The text summary.
+pub fn render(r: &Result) -> String {
+    let mut o = format!(
+        "bench tap: {} s per measurement, one run, {} ({} CPUs)\n  {:<14} {:>12} {:>14} {:>14} {:>14}\n",
+        r.seconds, r.machine.cpu_model, r.machine.cpus, "path", "TCP Gbit/s", "64 B Mpps", "ping avg µs", "ping min µs"
+    );
+    for p in &r.paths {
+        o += &format!(
+            "  {:<14} {:>12.2} {:>14.3} {:>14.0} {:>14.0}\n",
+            p.path, p.tcp_gbps, p.flood_mpps, p.ping_avg_us, p.ping_min_us
+        );
+    }
+    o += &format!(
+        "  lossless tap / copy loop: TCP {:.2}×, flood {:.2}×; / Linux bridge: TCP {:.2}×, flood {:.2}×\n",
+        r.vs_copy_loop.0, r.vs_copy_loop.1, r.vs_bridge.0, r.vs_bridge.1
+    );
+    o
+}
