@@ -51,15 +51,21 @@ impl Scheduler {
             }
         }
         let mut lens = [None; PRIORITIES];
-        let mut any = false;
+        let mut eligible = 0;
+        let mut only = 0;
         for (q, slot) in lens.iter_mut().enumerate() {
             if let Discipline::Dwrr(_) = self.disciplines[q] {
                 *slot = head_len(q);
-                any |= slot.is_some();
+                if slot.is_some() {
+                    eligible += 1;
+                    only = q;
+                }
             }
         }
-        if !any {
-            return None;
+        match eligible {
+            0 => return None,
+            1 => return Some(self.serve_alone(only, lens[only].expect("eligible"))),
+            _ => {}
         }
         // Each full round adds ≥ one quantum to every eligible queue, so this ends within
         // (max frame / min quantum + 1) rounds.
@@ -81,6 +87,28 @@ impl Scheduler {
         }
     }
 
+    /// The round-robin loop below when `q` is the only queue that may send: the cursor
+    /// comes round to `q`, which takes quanta until its deficit covers `len` (at least one
+    /// quantum unless the cursor already stood on it, credited). Same state as the loop.
+    fn serve_alone(&mut self, q: usize, len: u32) -> usize {
+        let Discipline::Dwrr(w) = self.disciplines[q] else {
+            unreachable!("only DWRR queues are served round robin")
+        };
+        let quantum = (w.max(1) * QUANTUM_PER_WEIGHT) as u64;
+        let d = self.deficit[q] as u64;
+        let len = len as u64;
+        let rounds = if self.cursor == q && self.credited && d >= len {
+            0
+        } else {
+            len.saturating_sub(d).div_ceil(quantum).max(1)
+        };
+        let credited = (d + rounds * quantum).min(u32::MAX as u64);
+        self.deficit[q] = (credited - len) as u32;
+        self.cursor = q;
+        self.credited = true;
+        q
+    }
+
     /// Tell the scheduler queue `q` became empty: it loses its remaining credit.
     pub fn queue_emptied(&mut self, q: usize) {
         self.deficit[q] = 0;
@@ -94,6 +122,69 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The round robin without the one-eligible-queue shortcut: the reference.
+    fn select_by_loop(s: &mut Scheduler, lens: &[Option<u32>; PRIORITIES]) -> Option<usize> {
+        for q in (0..PRIORITIES).rev() {
+            if s.disciplines[q] == Discipline::Strict && lens[q].is_some() {
+                return Some(q);
+            }
+        }
+        let dwrr = |q: usize| matches!(s.disciplines[q], Discipline::Dwrr(_));
+        if !(0..PRIORITIES).any(|q| dwrr(q) && lens[q].is_some()) {
+            return None;
+        }
+        loop {
+            let q = s.cursor;
+            if let (Discipline::Dwrr(w), Some(len)) = (s.disciplines[q], lens[q]) {
+                if !s.credited {
+                    s.deficit[q] = s.deficit[q].saturating_add(w.max(1) * QUANTUM_PER_WEIGHT);
+                    s.credited = true;
+                }
+                if s.deficit[q] >= len {
+                    s.deficit[q] -= len;
+                    return Some(q);
+                }
+            }
+            s.cursor = (s.cursor + 1) % PRIORITIES;
+            s.credited = false;
+        }
+    }
+
+    #[test]
+    fn the_shortcut_leaves_the_state_the_loop_would() {
+        let mut x = 3u64;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for _ in 0..200 {
+            let d: [Discipline; PRIORITIES] = core::array::from_fn(|_| match next() % 5 {
+                0 => Discipline::Strict,
+                k => Discipline::Dwrr(k as u32 * 3 - 2),
+            });
+            let (mut a, mut b) = (Scheduler::new(d), Scheduler::new(d));
+            for _ in 0..300 {
+                let lens: [Option<u32>; PRIORITIES] = core::array::from_fn(|_| {
+                    let r = next();
+                    (r.is_multiple_of(3)).then_some(64 + (r >> 4) as u32 % 20_000)
+                });
+                let got = a.select(|q| lens[q]);
+                assert_eq!(got, select_by_loop(&mut b, &lens));
+                assert_eq!(
+                    (a.deficit, a.cursor, a.credited),
+                    (b.deficit, b.cursor, b.credited)
+                );
+                if next().is_multiple_of(4) {
+                    let q = next() as usize % PRIORITIES;
+                    a.queue_emptied(q);
+                    b.queue_emptied(q);
+                }
+            }
+        }
+    }
 
     #[test]
     fn dwrr_byte_shares_match_weights_within_one_percent() {

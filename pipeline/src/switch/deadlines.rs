@@ -47,25 +47,32 @@ impl Deadlines {
         (t != Time::MAX).then_some(t)
     }
 
-    /// The lowest port at or after `from` whose deadline is at or before `now`.
+    /// The lowest port at or after `from` whose deadline is at or before `now`: up from
+    /// `from`'s leaf to the first subtree to its right that holds one, then down its
+    /// leftmost qualifying path.
     pub(super) fn first_due(&self, from: usize, now: Time) -> Option<usize> {
         if from >= self.leaves || self.tree[1] > now {
             return None;
         }
-        self.descend(1, 0, self.leaves, from, now)
-    }
-
-    /// Search node `i`, covering ports `[lo, lo + span)`.
-    fn descend(&self, i: usize, lo: usize, span: usize, from: usize, now: Time) -> Option<usize> {
-        if lo + span <= from || self.tree[i] > now {
-            return None;
+        let mut i = self.leaves + from;
+        while self.tree[i] > now {
+            // Past a right child, climb; from a left child, step to its right sibling.
+            while i & 1 == 1 {
+                if i == 1 {
+                    return None;
+                }
+                i >>= 1;
+            }
+            i += 1;
         }
-        if span == 1 {
-            return Some(lo);
+        while i < self.leaves {
+            i = if self.tree[2 * i] <= now {
+                2 * i
+            } else {
+                2 * i + 1
+            };
         }
-        let half = span / 2;
-        self.descend(2 * i, lo, half, from, now)
-            .or_else(|| self.descend(2 * i + 1, lo + half, half, from, now))
+        Some(i - self.leaves)
     }
 }
 
