@@ -11,5 +11,6 @@ pub mod config;
 pub mod measure;
 pub mod report;
 pub mod sim;
+pub mod sweep;
 pub mod tap;
 pub mod tools;

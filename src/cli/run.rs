@@ -27,9 +27,29 @@ pub struct RunArgs {
     /// No text report and no progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Run once per value of one key and print a row of metrics per value, e.g.
+    /// `--sweep links.0.cable=2m,50m,100m` or `--sweep switches.tor.ports.cable=2m,20m`.
+    /// KEY is a dotted path into the file (list entries by index or by `name`); each value
+    /// is a YAML scalar. pcap and CSV outputs are left out; --json writes every row.
+    #[arg(long, value_name = "KEY=V1,V2,…")]
+    sweep: Option<crate::sweep::Sweep>,
+    /// With --sweep: a report value per row, as a dotted path (repeatable; `*` takes every
+    /// entry of a list). Default: totals.lossless_drops, totals.drops, totals.pfc_tx_frames
+    /// and flows.*.throughput_bps.
+    #[arg(long, value_name = "PATH", requires = "sweep")]
+    metric: Vec<String>,
 }
 
 pub fn exec(a: RunArgs) -> ExitCode {
+    if let Some(sweep) = a.sweep.clone() {
+        return match run_sweep(&a, &sweep) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let Some(loaded) = load(&a.file) else {
         return ExitCode::FAILURE;
     };
@@ -76,4 +96,89 @@ pub fn exec(a: RunArgs) -> ExitCode {
         print_out(&text);
     }
     ExitCode::SUCCESS
+}
+
+/// `--sweep`: the scenario once per value, a row of metrics each.
+fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
+    use crate::sweep::{apply, metric, DEFAULT_METRICS};
+    let text =
+        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let stem = a
+        .file
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().to_string());
+    let metrics: Vec<String> = if a.metric.is_empty() {
+        DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
+    } else {
+        a.metric.clone()
+    };
+    let mut rows: Vec<(String, Vec<(String, serde_json::Value)>)> = Vec::new();
+    for value in &sweep.values {
+        let json = apply(&text, &sweep.key, value)?;
+        let name = format!("{} ({}={value})", a.file.display(), sweep.key);
+        let loaded = crate::config::parse(&name, &stem, &json).map_err(|e| e.to_string())?;
+        let mut scenario = loaded.scenario;
+        scenario.run.outputs.pcap = None;
+        scenario.run.outputs.timeseries = None;
+        let opts = RunOptions {
+            seed: a.seed,
+            duration: a.duration,
+            pcap_dir: None,
+            progress: false,
+        };
+        let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
+        sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;
+        let report = crate::report::json::report(&sim.outcome()).to_value();
+        let cells = metrics.iter().flat_map(|m| metric(&report, m)).collect();
+        if !a.quiet {
+            eprintln!("ran {}={value}", sweep.key);
+        }
+        rows.push((value.clone(), cells));
+    }
+    let mut columns: Vec<String> = Vec::new();
+    for (_, cells) in &rows {
+        for (c, _) in cells {
+            if !columns.contains(c) {
+                columns.push(c.clone());
+            }
+        }
+    }
+    if let Some(path) = &a.json {
+        let out = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "key": sweep.key,
+            "rows": rows.iter().map(|(v, cells)| serde_json::json!({
+                "value": v,
+                "metrics": cells.iter().cloned().collect::<serde_json::Map<String, serde_json::Value>>(),
+            })).collect::<Vec<_>>(),
+        });
+        write_json(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if !a.quiet {
+        let mut t = format!("{:<16}", sweep.key);
+        for c in &columns {
+            t += &format!(" {:>24}", c);
+        }
+        t.push('\n');
+        for (v, cells) in &rows {
+            t += &format!("{v:<16}");
+            for c in &columns {
+                let cell = cells.iter().find(|(k, _)| k == c).map(|(_, x)| x);
+                t += &format!(" {:>24}", show(cell));
+            }
+            t.push('\n');
+        }
+        print_out(&t);
+    }
+    Ok(())
+}
+
+/// A metric cell: numbers with at most 4 decimals (throughputs in Gb/s when named `_bps`).
+fn show(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None | Some(serde_json::Value::Null) => "-".into(),
+        Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+        Some(serde_json::Value::Number(n)) => format!("{:.4}", n.as_f64().unwrap_or(0.0)),
+        Some(x) => x.to_string(),
+    }
 }

@@ -1,0 +1,203 @@
+//! `lossless run FILE --sweep KEY=V1,V2,…`: one scenario, run once per value of one key,
+//! with chosen report metrics per run.
+//!
+//! KEY is a dotted path into the scenario file: map keys by name, list entries by index or
+//! by their `name` (`switches.tor.ports.cable`, `links.0.cable`, `flows.a.rate`). The file
+//! is read as YAML (anchors and merges resolved), the key set, and the result loaded as
+//! JSON — which is YAML — so every rule of the loader still applies.
+
+use serde_json::Value;
+
+/// One key and the values it takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    /// The dotted path.
+    pub key: String,
+    /// Values as written (YAML scalars: `2m`, `30`, `flowlet`).
+    pub values: Vec<String>,
+}
+
+impl std::str::FromStr for Sweep {
+    type Err = String;
+
+    /// `KEY=V1,V2,…`.
+    fn from_str(s: &str) -> Result<Sweep, String> {
+        let (key, values) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}`: write KEY=V1,V2,… (e.g. links.0.cable=2m,50m,100m)"))?;
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(str::is_empty) {
+            return Err(format!(
+                "`{key}`: a dotted key such as switches.tor.ports.cable"
+            ));
+        }
+        let values: Vec<String> = values
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if values.is_empty() {
+            return Err(format!("`{s}`: no values after `=`"));
+        }
+        Ok(Sweep {
+            key: key.to_string(),
+            values,
+        })
+    }
+}
+
+/// The scenario text `yaml` with `key` set to `value`, as JSON text for the loader.
+pub fn apply(yaml: &str, key: &str, value: &str) -> Result<String, String> {
+    let mut doc: Value =
+        serde_saphyr::from_str(yaml).map_err(|e| format!("reading the scenario: {e}"))?;
+    let v: Value = serde_saphyr::from_str(value).unwrap_or(Value::String(value.to_string()));
+    let mut at = &mut doc;
+    let segments: Vec<&str> = key.split('.').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        let here = segments[..=i].join(".");
+        at = match at {
+            Value::Object(m) => {
+                if last {
+                    m.insert(seg.to_string(), v);
+                    return serde_json::to_string(&doc).map_err(|e| e.to_string());
+                }
+                if !m.contains_key(*seg) {
+                    return Err(format!("`{here}`: no such key (there are: {})", keys(m)));
+                }
+                m.get_mut(*seg).expect("checked")
+            }
+            Value::Array(a) => {
+                let n = a.len();
+                let idx = match seg.parse::<usize>() {
+                    Ok(k) if k < n => k,
+                    Ok(k) => return Err(format!("`{here}`: index {k}, but the list has {n}")),
+                    Err(_) => a
+                        .iter()
+                        .position(|e| e.get("name").and_then(Value::as_str) == Some(seg))
+                        .ok_or_else(|| format!("`{here}`: no entry named `{seg}`"))?,
+                };
+                if last {
+                    a[idx] = v;
+                    return serde_json::to_string(&doc).map_err(|e| e.to_string());
+                }
+                &mut a[idx]
+            }
+            _ => {
+                return Err(format!(
+                    "`{here}`: `{}` is not a map or a list",
+                    segments[..i].join(".")
+                ))
+            }
+        };
+    }
+    unreachable!("the loop returns at the last segment")
+}
+
+fn keys(m: &serde_json::Map<String, Value>) -> String {
+    m.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+/// The metrics a sweep shows by default: drops, PFC frames and each flow's throughput.
+pub const DEFAULT_METRICS: &[&str] = &[
+    "totals.lossless_drops",
+    "totals.drops",
+    "totals.pfc_tx_frames",
+    "flows.*.throughput_bps",
+];
+
+/// The values at a dotted `path` of a report: `*` takes every entry of a list (named by its
+/// `name`), a name picks the entry with that `name`. Returns (column, value) pairs.
+pub fn metric(report: &Value, path: &str) -> Vec<(String, Value)> {
+    let mut out = vec![(String::new(), report.clone())];
+    for seg in path.split('.') {
+        let mut next = Vec::new();
+        for (label, v) in out {
+            let join = |l: &str, s: &str| {
+                if l.is_empty() {
+                    s.to_string()
+                } else {
+                    format!("{l}.{s}")
+                }
+            };
+            match (v, seg) {
+                (Value::Array(a), "*") => {
+                    for (i, e) in a.into_iter().enumerate() {
+                        let name = e
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .map_or(i.to_string(), String::from);
+                        next.push((join(&label, &name), e));
+                    }
+                }
+                (Value::Array(a), s) => {
+                    let hit = match s.parse::<usize>() {
+                        Ok(k) => a.into_iter().nth(k),
+                        Err(_) => a
+                            .into_iter()
+                            .find(|e| e.get("name").and_then(Value::as_str) == Some(s)),
+                    };
+                    if let Some(e) = hit {
+                        next.push((join(&label, s), e));
+                    }
+                }
+                (Value::Object(mut m), s) => {
+                    if let Some(e) = m.remove(s) {
+                        next.push((join(&label, s), e));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const YAML: &str = "name: x\nswitches:\n  - &s\n    name: a\n    ports: {count: 2, cable: 2m}\n  - {<<: *s, name: b}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet0}\n";
+
+    #[test]
+    fn keys_by_name_and_index_and_errors_that_say_where() {
+        let t = apply(YAML, "switches.b.ports.cable", "30m").unwrap();
+        let v: Value = serde_json::from_str(&t).unwrap();
+        assert_eq!(v["switches"][1]["ports"]["cable"], "30m");
+        assert_eq!(
+            v["switches"][0]["ports"]["cable"], "2m",
+            "the anchor's copy is separate"
+        );
+        let t = apply(YAML, "links.0.cable", "100m").unwrap();
+        assert!(t.contains("\"cable\":\"100m\""));
+        let t = apply(YAML, "seed", "7").unwrap();
+        assert!(t.contains("\"seed\":7"));
+        assert!(apply(YAML, "switches.c.ports", "1")
+            .unwrap_err()
+            .contains("no entry named `c`"));
+        assert!(apply(YAML, "links.3.cable", "1m")
+            .unwrap_err()
+            .contains("index 3, but the list has 1"));
+        assert!(apply(YAML, "switches.a.port.count", "1")
+            .unwrap_err()
+            .contains("no such key (there are: name, ports)"));
+    }
+
+    #[test]
+    fn sweeps_parse_and_metrics_expand_lists() {
+        let s: Sweep = "links.0.cable = 2m, 50m".parse().unwrap();
+        assert_eq!(s.values, ["2m", "50m"]);
+        assert!("cable".parse::<Sweep>().is_err());
+        assert!("a..b=1".parse::<Sweep>().is_err());
+        let r: Value = serde_json::json!({"totals": {"drops": 3}, "flows": [{"name": "a", "x": 1}, {"name": "b", "x": 2}]});
+        assert_eq!(
+            metric(&r, "totals.drops"),
+            vec![("totals.drops".into(), Value::from(3))]
+        );
+        let m = metric(&r, "flows.*.x");
+        assert_eq!(m[1], ("flows.b.x".into(), Value::from(2)));
+        assert_eq!(metric(&r, "flows.a.x")[0].1, Value::from(1));
+        assert!(metric(&r, "nothing.here").is_empty());
+    }
+}

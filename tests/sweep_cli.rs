@@ -1,0 +1,66 @@
+//! `lossless run FILE --sweep KEY=V1,V2,…`: one run per value, metrics per row, JSON rows.
+
+mod common;
+
+use common::{lossless, root, tmp, u};
+
+#[test]
+fn a_sweep_of_headroom_finds_where_lossless_drops_stop() {
+    let file = root().join("configs/labs/headroom-too-small.yaml");
+    let out = tmp("sweep.json");
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--sweep",
+        "switches.tor.buffer.profiles.pg_lossless.xoff=8KiB,30144B",
+        "--metric",
+        "totals.lossless_drops",
+        "--metric",
+        "flows.*.rx_packets",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("totals.lossless_drops") && text.contains("30144B"),
+        "{text}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["value"], "8KiB");
+    assert!(u(&rows[0]["metrics"]["totals.lossless_drops"]) > 0);
+    assert_eq!(u(&rows[1]["metrics"]["totals.lossless_drops"]), 0);
+    // The same as a plain run of the edited file.
+    let plain = common::run(&file, "sweep-plain.json", &[]);
+    assert_eq!(
+        rows[0]["metrics"]["totals.lossless_drops"],
+        plain["totals"]["lossless_drops"]
+    );
+    assert!(rows[1]["metrics"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k.starts_with("flows.")));
+}
+
+#[test]
+fn a_sweep_names_a_wrong_key_and_a_bad_value() {
+    let file = root().join("configs/labs/headroom-too-small.yaml");
+    let f = file.to_str().unwrap();
+    let o = lossless(&["run", f, "--sweep", "switches.tor.bufer.cell=128B"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("`switches.tor.bufer`: no such key"), "{e}");
+    let o = lossless(&["run", f, "--sweep", "switches.tor.ports.speed=fast"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("speed=fast") && e.contains("tor.ports.speed"),
+        "{e}"
+    );
+    let o = lossless(&["run", f, "--sweep", "nokey"]);
+    assert_eq!(o.status.code(), Some(2), "clap rejects the form");
+}
