@@ -1,0 +1,146 @@
+//! The teaching labs with guides (docs/labs/*.md): each test asserts the guide's answers,
+//! derived on paper from physics.md, through `lossless run --sweep` and its JSON.
+
+mod common;
+
+use common::{lossless, root, tmp, u};
+use serde_json::Value;
+
+/// `lossless run LAB --sweep KEY=VALUES --metric totals.lossless_drops --metric PGS`.
+fn sweep(lab: &str, key: &str, values: &[String]) -> Vec<(String, u64, u64)> {
+    let out = tmp(&format!("{lab}-{}.json", key.replace('.', "_")));
+    let file = root().join(format!("configs/labs/{lab}.yaml"));
+    let arg = format!("{key}={}", values.join(","));
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--sweep",
+        &arg,
+        "--metric",
+        "totals.lossless_drops",
+        "--metric",
+        "switches.tor.ports.1.pgs",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let m = &row["metrics"];
+            let pg = m["switches.tor.ports.1.pgs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["pg"] == 3)
+                .expect("PG 3");
+            (
+                row["value"].as_str().unwrap().to_string(),
+                u(&m["totals.lossless_drops"]),
+                u(&pg["headroom_watermark_bytes"]),
+            )
+        })
+        .collect()
+}
+
+const HEADROOM: f64 = 65_536.0; // 64 KiB
+const CELLS: u64 = 256; // of 256 B
+const RESPONSE_NS: f64 = 394.0 * 512.0 / 100.0; // 2.017 µs at 100G
+
+/// Frames that reach the PG's headroom after XOFF, at most and at least: the crossing frame,
+/// those started in W = PFC frame + round trip + response, and the one in flight when the
+/// pause takes effect (which may or may not be there, by phase).
+fn frames_after_xoff(frame: f64, cable_m: f64) -> (u64, u64) {
+    let w = 6.72 + 2.0 * 5.0 * cable_m + RESPONSE_NS;
+    let wire = (frame + 20.0) * 0.08;
+    let n = (w / wire).ceil() as u64;
+    (n + 1, n + 2)
+}
+
+#[test]
+fn headroom_sizing_drops_begin_where_the_formula_says() {
+    // Bytes (physics.md): 1518 + 1538 + 84 + 2·C·t_prop + C·t_resp + 1538, C·t_prop =
+    // 62.5 B per metre; the first 20 m step past 64 KiB.
+    let need = |l: f64| 1518.0 + 1538.0 + 84.0 + 125.0 * l + 12.5 * RESPONSE_NS + 1538.0;
+    let cables: Vec<u64> = (0..=20).map(|k| k * 20).collect();
+    let by_formula = *cables.iter().find(|l| need(**l as f64) > HEADROOM).unwrap();
+    assert_eq!(by_formula, 300, "the guide's answer");
+    let rows = sweep(
+        "headroom-sizing",
+        "switches.tor.ports.cable",
+        &cables.iter().map(|l| format!("{l}m")).collect::<Vec<_>>(),
+    );
+    let first = rows.iter().find(|r| r.1 > 0).expect("drops at some length");
+    let first_m: u64 = first.0.trim_end_matches('m').parse().unwrap();
+    assert!(
+        first_m == by_formula || first_m == by_formula + 20,
+        "first drops at {first_m} m, formula {by_formula} m"
+    );
+    // Below it, the headroom used is the frames that arrived, in whole cells of 6 per frame,
+    // between the least and most the window allows.
+    for (v, drops, wm) in &rows {
+        let l: f64 = v.trim_end_matches('m').parse().unwrap();
+        if *drops == 0 {
+            let (lo, hi) = frames_after_xoff(1518.0, l);
+            assert!(
+                (lo * 6 * 256..=hi * 6 * 256).contains(wm),
+                "{v}: {wm} B vs {lo}..{hi} frames"
+            );
+        }
+    }
+}
+
+#[test]
+fn headroom_sizing_small_frames_run_out_of_cells_not_bytes() {
+    let frames = [64u64, 128, 200, 256, 257, 512, 1024, 1518];
+    let rows = sweep(
+        "headroom-sizing",
+        "flows.f.frame",
+        &frames.iter().map(|f| format!("{f}B")).collect::<Vec<_>>(),
+    );
+    for ((v, drops, _), f) in rows.iter().zip(frames) {
+        let cells = f.div_ceil(256);
+        let (lo, hi) = frames_after_xoff(f as f64, 100.0);
+        if lo * cells > CELLS {
+            assert!(*drops > 0, "{v}: {lo}+ frames of {cells} cells cannot fit");
+        }
+        if hi * cells <= CELLS {
+            assert_eq!(*drops, 0, "{v}: at most {hi} frames of {cells} cells fit");
+        }
+    }
+    // The guide's four answers: 64 B and 257 B drop, 256 B and 1518 B do not, and the
+    // 64-byte frames that overflow 64 KiB of headroom are under 30 KB of data.
+    let drops = |f: &str| rows.iter().find(|r| r.0 == f).unwrap().1;
+    assert!(drops("64B") > 0 && drops("257B") > 0);
+    assert_eq!(drops("256B") + drops("1518B"), 0);
+    assert!(frames_after_xoff(64.0, 100.0).1 * 64 < 30_000);
+}
+
+#[test]
+fn headroom_sizing_at_the_checked_minimum_small_frames_are_lossless() {
+    // Guide answer 6: `lossless check` asks for 471 cells (120,576 B) at 100 m.
+    let text = std::fs::read_to_string(root().join("configs/labs/headroom-sizing.yaml")).unwrap();
+    let o = lossless(&[
+        "check",
+        root()
+            .join("configs/labs/headroom-sizing.yaml")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("471 cells = 120576B are needed"));
+    for frame in ["64B", "257B"] {
+        let t = text
+            .replace("xoff: 64KiB", "xoff: 120576B")
+            .replace("frame: 1518B}", &format!("frame: {frame}}}"));
+        let r = common::run(
+            &common::scenario(&format!("hs-min-{frame}.yaml"), &t),
+            &format!("hs-min-{frame}.json"),
+            &[],
+        );
+        assert_eq!(u(&r["totals"]["lossless_drops"]), 0, "{frame}");
+    }
+}
