@@ -66,6 +66,7 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         ("MeasureRaw", fields::<MeasureRaw>()),
         ("HostRaw", fields::<HostRaw>()),
         ("NicRaw", fields::<NicRaw>()),
+        ("DcqcnRaw", fields::<DcqcnRaw>()),
         ("LinkRaw", fields::<LinkRaw>()),
         ("FlowRaw", fields::<FlowRaw>()),
         ("VlanRaw", fields::<VlanRaw>()),

@@ -144,3 +144,53 @@ fn headroom_sizing_at_the_checked_minimum_small_frames_are_lossless() {
         assert_eq!(u(&r["totals"]["lossless_drops"]), 0, "{frame}");
     }
 }
+
+fn flow<'a>(r: &'a Value, name: &str) -> &'a Value {
+    common::named(&r["flows"], name)
+}
+
+#[test]
+fn ecn_vs_pfc_dcqcn_replaces_pauses_with_rate_cuts() {
+    let file = root().join("configs/labs/ecn-vs-pfc.yaml");
+    let with = common::run(&file, "evp-on.json", &[]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.matches(", nic: {dcqcn: {}}").count(), 3);
+    let off = text.replace(", nic: {dcqcn: {}}", "");
+    let without = common::run(&common::scenario("evp-off.yaml", &off), "evp-off.json", &[]);
+    // Without DCQCN: PFC holds the queue, per-port fair: 98.70 / 2 Gb/s each.
+    let pfc_off = u(&without["totals"]["pfc_tx_frames"]);
+    assert!(pfc_off > 1000, "{pfc_off}");
+    for f in ["fa", "fb"] {
+        let t = common::f(&flow(&without, f)["throughput_bps"]) / 1e9;
+        assert!((t - 98.70 / 2.0).abs() < 0.1, "{f}: {t}");
+    }
+    // With it: PFC frames at most 10 % of that (here none), nothing dropped.
+    let pfc_on = u(&with["totals"]["pfc_tx_frames"]);
+    assert!(pfc_on * 10 <= pfc_off, "{pfc_on} vs {pfc_off}");
+    assert_eq!(u(&with["totals"]["drops"]), 0);
+    // The queue stays below Kmax (400 KB), so latency stays near the wire: under 11 µs.
+    let q = &with["switches"][0]["ports"][0]["queues"][3];
+    assert!(u(&q["watermark_bytes"]) < 400_000, "{q}");
+    let q_off = &without["switches"][0]["ports"][0]["queues"][3];
+    assert!(u(&q_off["watermark_bytes"]) > 1_000_000, "{q_off}");
+    for f in ["fa", "fb"] {
+        let x = flow(&with, f);
+        assert!(u(&x["latency_ps"]["max"]) < 11_000_000, "{f}");
+        let d = &x["dcqcn"];
+        assert!(u(&d["cnps"]) > 0, "{f}: {d}");
+        assert!(common::f(&d["rate_bps"]) < 100e9);
+    }
+    // Every CNP the receiver sent reached a sender (none in flight at the end here).
+    let sent = u(&common::named(&with["hosts"], "r")["cnps_sent"]);
+    let got: u64 = ["fa", "fb"]
+        .iter()
+        .map(|f| u(&flow(&with, f)["dcqcn"]["cnps"]))
+        .sum();
+    assert_eq!(sent, got);
+    // The link stays busy: the two share at least 95 Gb/s.
+    let total: f64 = ["fa", "fb"]
+        .iter()
+        .map(|f| common::f(&flow(&with, f)["throughput_bps"]))
+        .sum();
+    assert!(total > 95e9, "{total}");
+}

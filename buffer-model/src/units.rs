@@ -106,6 +106,10 @@ impl Rate {
     pub const fn gbps(n: u64) -> Rate {
         Rate(n * 1_000_000_000)
     }
+    /// `n` Mb/s.
+    pub const fn mbps(n: u64) -> Rate {
+        Rate(n * 1_000_000)
+    }
     /// Bits per second.
     pub const fn bps(self) -> u64 {
         self.0

@@ -5,6 +5,7 @@
 //! (real Ethernet/IPv4/UDP/BTH headers; payload never materialized). A [`FlowRx`] counts
 //! what arrives: packets, bytes, reordering, one-way latency (hdrhistogram) and completion.
 
+use crate::dcqcn::ReactionPoint;
 use hdrhistogram::Histogram;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::build::{BuildError, FrameSpec};
@@ -86,6 +87,10 @@ pub struct FlowTx {
     pub skipped_slots: u64,
     /// First bit of the first frame left the NIC.
     pub first_tx: Option<Time>,
+    /// DCQCN reaction point of this queue pair (RoCEv2 flows of a DCQCN NIC).
+    pub dcqcn: Option<ReactionPoint>,
+    /// With DCQCN below line rate: no frame before this (the rate limiter).
+    paced_until: Time,
 }
 
 impl FlowTx {
@@ -103,7 +108,21 @@ impl FlowTx {
             tx_bytes: 0,
             skipped_slots: 0,
             first_tx: None,
+            dcqcn: None,
+            paced_until: Time::ZERO,
         })
+    }
+
+    /// The queue pair number this flow's frames carry in their BTH (RoCEv2), if any.
+    pub fn qp(&self) -> Option<u32> {
+        self.spec.headers.bth.map(|(_, qp, _)| qp)
+    }
+
+    /// A CNP for this flow's queue pair arrived at `now`: DCQCN cuts its rate.
+    pub fn on_cnp(&mut self, now: Time) {
+        if let Some(rp) = &mut self.dcqcn {
+            rp.on_cnp(now);
+        }
     }
 
     /// Length of the next frame, or None when the flow has sent everything.
@@ -150,6 +169,10 @@ impl FlowTx {
                 }
             }
         };
+        let t = match &self.dcqcn {
+            Some(rp) if rp.limited() => t.max(self.paced_until),
+            _ => t,
+        };
         match self.spec.stop {
             Some(s) if t >= s => None,
             _ => Some(t),
@@ -190,6 +213,14 @@ impl FlowTx {
         if let Some(o) = self.bth_psn_offset {
             let psn = (self.tx_packets as u32) & 0x00FF_FFFF;
             buf[o..o + 3].copy_from_slice(&psn.to_be_bytes()[1..]);
+        }
+        if let Some(rp) = &mut self.dcqcn {
+            rp.on_sent(now, len as u64);
+            if rp.limited() {
+                // The next frame leaves one frame time at the current rate later.
+                let bits = (len as f64 + 20.0) * 8.0;
+                self.paced_until = now + Time((bits * 1e12 / rp.rate_bps()).round() as u64);
+            }
         }
         let mut pkt = Packet::new(buf, len);
         pkt.meta.flow = self.spec.id;

@@ -7,13 +7,24 @@
 //! the NIC sends XOFF when the buffer passes `pfc_xoff` and XON below `pfc_xon` (a slow
 //! receiver); past the buffer, frames are dropped and counted.
 
+use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
 use crate::flow::FlowTx;
 use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
 use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::counters::PortCounters;
-use lossless_pipeline::parser::{parse, MacControl};
+use lossless_pipeline::parser::{parse, MacControl, L3};
+use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::pfc::{pfc_frame, PFC_FRAME_LEN};
 use lossless_pipeline::Packet;
+use std::collections::VecDeque;
+
+/// BTH opcode of a RoCEv2 congestion notification packet.
+pub const OPCODE_CNP: u8 = 0x81;
+/// UDP destination port of RoCEv2.
+pub const ROCEV2_PORT: u16 = 4791;
+/// Length of a CNP frame: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + 16 reserved bytes +
+/// ICRC 4 + FCS 4.
+pub const CNP_LEN: u32 = 78;
 
 /// Whether the NIC obeys PFC frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +69,11 @@ pub struct NicConfig {
     pub pfc_enable: u8,
     /// Quanta carried by the NIC's XOFF frames.
     pub pause_quanta: u16,
+    /// DCQCN: rate control of the NIC's RoCEv2 flows (reaction point) and CNPs for the
+    /// CE-marked RoCEv2 frames it receives (notification point). None: neither.
+    pub dcqcn: Option<DcqcnParams>,
+    /// Priority the NIC sends CNPs on (the class its switch gives their DSCP).
+    pub cnp_priority: u8,
 }
 
 /// What a received frame was.
@@ -69,6 +85,9 @@ pub enum Received {
     Pfc(Vec<u8>),
     /// Dropped: receive buffer full, or unparseable / other MAC control.
     Dropped(Packet),
+    /// A RoCEv2 CNP for one of this NIC's queue pairs (DCQCN cut its rate, if it runs
+    /// DCQCN); its buffer is returned for reuse.
+    Cnp(Vec<u8>),
 }
 
 /// One host NIC.
@@ -105,6 +124,12 @@ pub struct Host {
     now: Time,
     /// How far back a late `poll_transmit` may date a frame (0 = exact).
     catch_up: Time,
+    /// DCQCN notification point: CNPs sent per queue pair.
+    pub np: NotificationPoint,
+    /// CNPs waiting to be sent (before data frames).
+    cnps: VecDeque<Packet>,
+    /// CNPs received for this NIC's queue pairs.
+    pub cnps_received: u64,
 }
 
 impl Host {
@@ -114,8 +139,13 @@ impl Host {
         mac: [u8; 6],
         speed: Rate,
         nic: NicConfig,
-        flows: Vec<FlowTx>,
+        mut flows: Vec<FlowTx>,
     ) -> Host {
+        if let Some(p) = nic.dcqcn {
+            for f in flows.iter_mut().filter(|f| f.qp().is_some()) {
+                f.dcqcn = Some(ReactionPoint::new(p, speed));
+            }
+        }
         Host {
             name,
             mac,
@@ -136,6 +166,9 @@ impl Host {
             spare: Vec::new(),
             now: Time::ZERO,
             catch_up: Time::ZERO,
+            np: NotificationPoint::default(),
+            cnps: VecDeque::new(),
+            cnps_received: 0,
         }
     }
 
@@ -195,7 +228,27 @@ impl Host {
                 Received::Pfc(pkt.data)
             }
             Some(MacControl::Pause { .. }) => Received::Dropped(pkt),
+            None if parsed.bth.is_some_and(|b| b.opcode == OPCODE_CNP) => {
+                let qp = parsed.bth.map_or(0, |b| b.dest_qp);
+                self.cnps_received += 1;
+                for f in self.flows.iter_mut().filter(|f| f.qp() == Some(qp)) {
+                    f.on_cnp(now);
+                }
+                Received::Cnp(pkt.data)
+            }
             None => {
+                if let (
+                    Some(p),
+                    Some(b),
+                    L3::V4 {
+                        ecn: 3, src, dst, ..
+                    },
+                ) = (self.nic.dcqcn, parsed.bth, parsed.l3)
+                {
+                    if self.np.marked(b.dest_qp, now, p.cnp_interval) {
+                        self.queue_cnp(parsed.src, dst, src, b.dest_qp, p.cnp_dscp, now);
+                    }
+                }
                 if let Some(rx) = self.nic.rx_buffer {
                     self.drain_to(now);
                     if self.occupancy + pkt.len as u64 > rx.size.get() {
@@ -211,6 +264,43 @@ impl Host {
                 Received::Data(pkt)
             }
         }
+    }
+
+    /// Queue a CNP toward the sender of a CE-marked frame: from `ip` to `peer_ip` at
+    /// `peer_mac`, for queue pair `qp`, BECN set.
+    fn queue_cnp(
+        &mut self,
+        peer_mac: [u8; 6],
+        ip: [u8; 4],
+        peer_ip: [u8; 4],
+        qp: u32,
+        dscp: u8,
+        now: Time,
+    ) {
+        let spec = FrameSpec {
+            src_mac: self.mac,
+            dst_mac: peer_mac,
+            vlan: None,
+            src_ip: ip,
+            dst_ip: peer_ip,
+            dscp,
+            ecn: 0,
+            src_port: 49_152,
+            dst_port: ROCEV2_PORT,
+            bth: Some((OPCODE_CNP, qp, 0)),
+            len: CNP_LEN,
+        };
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        if spec.write(&mut buf).is_err() {
+            return;
+        }
+        // BECN: bit 6 of the BTH's fifth byte (the BTH ends the written headers).
+        let becn = buf.len() - 12 + 4;
+        buf[becn] |= 0x40;
+        let mut pkt = Packet::new(buf, CNP_LEN);
+        pkt.meta.sent_at = now;
+        self.cnps.push_back(pkt);
     }
 
     fn paused_mask(&self, t: Time) -> u8 {
@@ -230,6 +320,12 @@ impl Host {
             return Some(free);
         }
         let mut best: Option<Time> = None;
+        if !self.cnps.is_empty() {
+            best = Some(match self.nic.pfc {
+                PfcMode::Honor => self.pause.resume_at(self.nic.cnp_priority as usize, free),
+                PfcMode::Ignore => free,
+            });
+        }
         for f in &self.flows {
             // The first time the pattern allows a frame and the priority is not paused.
             let mut t = free;
@@ -268,6 +364,15 @@ impl Host {
             return Some(pfc_frame(buf, self.mac, req.enable, &req.quanta));
         }
         let paused = self.paused_mask(now);
+        if !self.cnps.is_empty() && paused & (1 << self.nic.cnp_priority) == 0 {
+            let pkt = self.cnps.pop_front().expect("a CNP");
+            self.counters.tx_packets += 1;
+            self.counters.tx_bytes += pkt.len as u64;
+            let wire = self.speed.wire_time(pkt.len as u64);
+            self.busy_until = now + wire;
+            self.counters.tx_busy += wire;
+            return Some(pkt);
+        }
         let n = self.flows.len();
         for k in 0..n {
             let i = (self.rr + k) % n;
@@ -365,5 +470,108 @@ impl Host {
     /// Have all flows sent everything they will send?
     pub fn flows_done(&self, now: Time) -> bool {
         self.flows.iter().all(|f| f.finished(now))
+    }
+}
+
+#[cfg(test)]
+mod dcqcn_tests {
+    use super::*;
+    use crate::dcqcn::DcqcnParams;
+    use crate::flow::{FlowSpec, Limit, Pattern};
+
+    fn nic(dcqcn: bool) -> NicConfig {
+        NicConfig {
+            pfc: PfcMode::Honor,
+            pfc_response: Time::ZERO,
+            rx_buffer: None,
+            pfc_enable: 1 << 3,
+            pause_quanta: 0xFFFF,
+            dcqcn: dcqcn.then(DcqcnParams::paper),
+            cnp_priority: 6,
+        }
+    }
+
+    fn flow(ecn: u8) -> FlowTx {
+        FlowTx::new(FlowSpec {
+            name: "f".into(),
+            id: 1,
+            headers: FrameSpec {
+                src_mac: [2, 0, 0, 0, 0, 1],
+                dst_mac: [2, 0, 0, 0, 0, 2],
+                vlan: None,
+                src_ip: [198, 18, 0, 1],
+                dst_ip: [198, 18, 0, 2],
+                dscp: 3,
+                ecn,
+                src_port: 49_152,
+                dst_port: ROCEV2_PORT,
+                bth: Some((0x04, 7, 0)),
+                len: 1518,
+            },
+            priority: 3,
+            pattern: Pattern::Greedy,
+            limit: Limit::Unbounded,
+            start: Time::ZERO,
+            stop: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
+        let mut sender = Host::new(
+            "a".into(),
+            [2, 0, 0, 0, 0, 1],
+            Rate::gbps(100),
+            nic(true),
+            vec![flow(2)],
+        );
+        let mut receiver = Host::new(
+            "r".into(),
+            [2, 0, 0, 0, 0, 2],
+            Rate::gbps(100),
+            nic(true),
+            vec![],
+        );
+        // A CE-marked frame of queue pair 7 (as the switch would have marked it).
+        let mut marked = flow(3);
+        let pkt = marked.take(Time::ZERO, Vec::new());
+        assert!(matches!(
+            receiver.receive(pkt, Time::from_us(1)),
+            Received::Data(_)
+        ));
+        let again = marked.take(Time::from_us(2), Vec::new());
+        let _ = receiver.receive(again, Time::from_us(2));
+        assert_eq!(receiver.np.sent, 1, "one CNP per 50 µs");
+        let cnp = receiver
+            .poll_transmit(Time::from_us(2))
+            .expect("the CNP goes first");
+        assert_eq!(cnp.len, CNP_LEN);
+        let p = parse(&cnp.data, cnp.len).unwrap();
+        let b = p.bth.unwrap();
+        assert_eq!((b.opcode, b.dest_qp, b.becn), (OPCODE_CNP, 7, true));
+        assert_eq!(p.dst, [2, 0, 0, 0, 0, 1]);
+        assert!(matches!(
+            p.l3,
+            L3::V4 {
+                dscp: 48,
+                ecn: 0,
+                src: [198, 18, 0, 2],
+                dst: [198, 18, 0, 1],
+                ..
+            }
+        ));
+        // At the sender: α = 1, so the rate halves.
+        assert!(matches!(
+            sender.receive(cnp, Time::from_us(3)),
+            Received::Cnp(_)
+        ));
+        let rp = sender.flows[0].dcqcn.as_ref().unwrap();
+        assert_eq!((rp.cnps, rp.rate_bps()), (1, 50e9));
+        assert_eq!(sender.cnps_received, 1);
+        // Paced at 50G: two frames 2 × 123.04 ns apart.
+        let t0 = Time::from_us(4);
+        let _ = sender.poll_transmit(t0).unwrap();
+        assert_eq!(sender.next_transmit(), Some(t0 + Time(246_080)));
     }
 }

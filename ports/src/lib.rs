@@ -7,6 +7,8 @@
 //!   (bytes, reordering, latency histograms).
 //! * [`host`]: a host NIC that honours (or ignores) PFC and can send it from a bounded
 //!   receive buffer.
+//! * [`dcqcn`]: DCQCN's reaction point (rate machine) and notification point (CNPs).
 
+pub mod dcqcn;
 pub mod flow;
 pub mod host;

@@ -107,6 +107,34 @@ pub struct NicRaw {
     pub pfc_xoff: Option<Val<Scalar>>,
     /// XON level of the receive buffer.
     pub pfc_xon: Option<Val<Scalar>>,
+    /// DCQCN on this NIC (`{}` for the paper's parameters).
+    pub dcqcn: Option<Val<DcqcnRaw>>,
+}
+
+/// DCQCN parameters of a NIC; each defaults to the SIGCOMM 2015 paper's value.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnRaw {
+    /// α gain g, in (0, 1].
+    pub g: Option<Val<f64>>,
+    /// α decay period K.
+    pub alpha_timer: Option<Val<Scalar>>,
+    /// Rate-increase timer T.
+    pub rate_timer: Option<Val<Scalar>>,
+    /// Rate-increase byte counter B.
+    pub byte_counter: Option<Val<Scalar>>,
+    /// Fast-recovery steps F.
+    pub fast_recovery: Option<Val<i64>>,
+    /// Additive increase R_AI.
+    pub rai: Option<Val<Scalar>>,
+    /// Hyper increase R_HAI.
+    pub rhai: Option<Val<Scalar>>,
+    /// Lowest rate a cut reaches.
+    pub min_rate: Option<Val<Scalar>>,
+    /// At most one CNP per queue pair per this interval (notification point).
+    pub cnp_interval: Option<Val<Scalar>>,
+    /// DSCP of CNPs.
+    pub cnp_dscp: Option<Val<i64>>,
 }
 
 /// A switch-to-switch link.

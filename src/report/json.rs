@@ -3,10 +3,10 @@
 //! counters.
 
 use super::model::{
-    DeadlockReport, DeadlocksReport, EngineReport, FdbReport, FlowReport, GroupMemberReport,
-    GroupReport, HostReport, LatencyReport, LedgerReport, LinkReport, MeasureReport, OutputsReport,
-    PfcReport, PgReport, PoolReport, PortReport, QueueReport, Report, SwitchReport, Totals,
-    WatchdogReport,
+    DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport, FlowReport,
+    GroupMemberReport, GroupReport, HostReport, LatencyReport, LedgerReport, LinkReport,
+    MeasureReport, OutputsReport, PfcReport, PgReport, PoolReport, PortReport, QueueReport, Report,
+    SwitchReport, Totals, WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
@@ -319,6 +319,12 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         throughput_bps: rx.throughput_bps(running.then_some(o.window.to)),
         fct_ps: fct(o, i).map(Time::as_ps),
         latency_ps: latency(rx),
+        dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(|rp| DcqcnFlowReport {
+            cnps: rp.cnps,
+            rate_bps: rp.rate_bps(),
+            target_bps: rp.target_bps(),
+            alpha: rp.alpha(),
+        }),
     }
 }
 
@@ -362,6 +368,7 @@ pub fn report(o: &Outcome) -> Report {
                 rx_bytes: c.rx_bytes,
                 rx_drops: host.rx_drops,
                 rx_buffer_watermark_bytes: host.rx_watermark,
+                cnps_sent: host.nic().dcqcn.map(|_| host.np.sent),
             }
         })
         .collect();

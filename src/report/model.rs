@@ -390,6 +390,22 @@ pub struct FlowReport {
     pub fct_ps: Option<u64>,
     /// Latency in the window, ps.
     pub latency_ps: LatencyReport,
+    /// DCQCN state, when the sender runs DCQCN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<DcqcnFlowReport>,
+}
+
+/// A flow's DCQCN reaction point at the end of the run.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DcqcnFlowReport {
+    /// CNPs received for the flow's queue pair.
+    pub cnps: u64,
+    /// Current rate R_C, bit/s.
+    pub rate_bps: f64,
+    /// Target rate R_T, bit/s.
+    pub target_bps: f64,
+    /// α.
+    pub alpha: f64,
 }
 
 /// Latency percentiles (hdrhistogram, 3 significant digits, clamped to min/max) and the
@@ -433,6 +449,9 @@ pub struct HostReport {
     pub rx_drops: u64,
     /// Peak receive-buffer occupancy, bytes.
     pub rx_buffer_watermark_bytes: u64,
+    /// CNPs the NIC sent (DCQCN notification point), when it runs DCQCN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cnps_sent: Option<u64>,
 }
 
 /// Files written besides the JSON report.

@@ -396,7 +396,7 @@ impl Sim {
                     self.hosts[src].host.recycle(pkt.data);
                 }
             }
-            Received::Pfc(buf) => hn.host.recycle(buf),
+            Received::Pfc(buf) | Received::Cnp(buf) => hn.host.recycle(buf),
             Received::Dropped(pkt) => {
                 self.stats.host_drops += 1;
                 hn.host.recycle(pkt.data);

@@ -121,6 +121,8 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
         rx_buffer: None,
         pfc_enable: 0xFF,
         pause_quanta: defaults::PAUSE_QUANTA,
+        dcqcn: None,
+        cnp_priority: 0,
     };
     let mut host = Host::new(cfg.iface.clone(), src_mac, cfg.link_speed, nic, vec![flow]);
     host.set_catch_up(CATCH_UP);

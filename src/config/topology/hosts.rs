@@ -6,9 +6,11 @@ use super::PatchPanel;
 use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
 use crate::config::scenario::HostSpec;
-use crate::config::schema::{HostRaw, NicRaw, Val};
+use crate::config::schema::{DcqcnRaw, HostRaw, NicRaw, Val};
 use crate::config::values::line;
-use lossless_buffer_model::{Bytes, Rate};
+use lossless_buffer_model::{Bytes, Rate, Time};
+use lossless_pipeline::config::QosConfig;
+use lossless_ports::dcqcn::DcqcnParams;
 use lossless_ports::host::{NicConfig, RxBuffer};
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -48,7 +50,7 @@ pub fn resolve(
         },
     };
     let sw = &cx.switches[attach.switch].config;
-    let nic = nic(d, &k.at("nic"), h.value.nic.as_ref(), sw.qos.pfc_enable)?;
+    let nic = nic(d, &k.at("nic"), h.value.nic.as_ref(), &sw.qos)?;
     Ok(HostSpec {
         name,
         mac: mac.0,
@@ -58,17 +60,25 @@ pub fn resolve(
     })
 }
 
-/// NIC settings; the NIC pauses and honours the priorities its switch has PFC on.
-fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, pfc_enable: u8) -> Result<NicConfig> {
+/// NIC settings; the NIC pauses and honours the priorities its switch has PFC on, and
+/// sends CNPs on the class the switch gives their DSCP.
+fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result<NicConfig> {
     let mut out = NicConfig {
         pfc: defaults::NIC_PFC,
         pfc_response: defaults::PFC_RESPONSE,
         rx_buffer: None,
-        pfc_enable,
+        pfc_enable: qos.pfc_enable,
         pause_quanta: defaults::PAUSE_QUANTA,
+        dcqcn: None,
+        cnp_priority: 0,
     };
     let Some(n) = nic else { return Ok(out) };
     let n = &n.value;
+    if let Some(raw) = &n.dcqcn {
+        let p = dcqcn(d, &k.at("dcqcn"), &raw.value)?;
+        out.cnp_priority = qos.classify(Some(p.cnp_dscp), None);
+        out.dcqcn = Some(p);
+    }
     out.pfc = d
         .opt_word(&n.pfc, &k.at("pfc"))?
         .unwrap_or(defaults::NIC_PFC);
@@ -131,6 +141,63 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, pfc_enable: u8) -> Result<
     Ok(out)
 }
 
+/// DCQCN parameters, the paper's where not given.
+fn dcqcn(d: &Diags, k: &Key, r: &DcqcnRaw) -> Result<DcqcnParams> {
+    let mut p = DcqcnParams::paper();
+    if let Some(g) = &r.g {
+        if !(g.value > 0.0 && g.value <= 1.0) {
+            return d.error(
+                line(g),
+                &k.at("g"),
+                format!("{}: g is in (0, 1], e.g. 0.00390625 (1/256)", g.value),
+            );
+        }
+        p.g = g.value;
+    }
+    let positive = |t: Option<Time>, key: &str, now: Time| -> Result<Time> {
+        match t {
+            Some(Time::ZERO) => d.error(None, &k.at(key), "a period needs to be above 0"),
+            Some(t) => Ok(t),
+            None => Ok(now),
+        }
+    };
+    p.alpha_timer = positive(
+        d.opt_unit(&r.alpha_timer, &k.at("alpha_timer"))?,
+        "alpha_timer",
+        p.alpha_timer,
+    )?;
+    p.rate_timer = positive(
+        d.opt_unit(&r.rate_timer, &k.at("rate_timer"))?,
+        "rate_timer",
+        p.rate_timer,
+    )?;
+    p.cnp_interval = d
+        .opt_unit(&r.cnp_interval, &k.at("cnp_interval"))?
+        .unwrap_or(p.cnp_interval);
+    if let Some(b) = d.opt_unit::<Bytes>(&r.byte_counter, &k.at("byte_counter"))? {
+        if b.get() == 0 {
+            return d.error(
+                r.byte_counter.as_ref().and_then(line),
+                &k.at("byte_counter"),
+                "the byte counter needs to be above 0, e.g. 10MB",
+            );
+        }
+        p.byte_counter = b.get();
+    }
+    if let Some(f) = &r.fast_recovery {
+        p.fast_recovery = d.int_in(f, &k.at("fast_recovery"), 1, 1000, "")? as u32;
+    }
+    p.rai = d.opt_unit(&r.rai, &k.at("rai"))?.unwrap_or(p.rai);
+    p.rhai = d.opt_unit(&r.rhai, &k.at("rhai"))?.unwrap_or(p.rhai);
+    p.min_rate = d
+        .opt_unit(&r.min_rate, &k.at("min_rate"))?
+        .unwrap_or(p.min_rate);
+    if let Some(v) = &r.cnp_dscp {
+        p.cnp_dscp = d.small(v, &k.at("cnp_dscp"), 63)?;
+    }
+    Ok(p)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::parse;
@@ -152,6 +219,45 @@ mod tests {
         let rx = h.nic.rx_buffer.unwrap();
         assert_eq!((rx.xoff.get(), rx.xon.get()), (128 * 1024, 64 * 1024));
         assert_eq!(h.nic.pfc_enable, 0b0001_1000);
+    }
+
+    #[test]
+    fn dcqcn_takes_the_papers_parameters_and_sends_cnps_on_tc6() {
+        let h = host("{name: h, attach: s:Ethernet0, nic: {dcqcn: {}}}").unwrap();
+        let p = h.nic.dcqcn.unwrap();
+        assert_eq!(p, lossless_ports::dcqcn::DcqcnParams::paper());
+        assert_eq!(
+            (p.g, p.fast_recovery, p.byte_counter),
+            (1.0 / 256.0, 5, 10_000_000)
+        );
+        assert_eq!(h.nic.cnp_priority, 6, "DSCP 48 → TC 6 in SONiC's map");
+        let h = host(
+            "{name: h, attach: s:Ethernet0, nic: {dcqcn: {g: 0.0625, rai: 100Mb/s, cnp_dscp: 46}}}",
+        )
+        .unwrap();
+        let p = h.nic.dcqcn.unwrap();
+        assert_eq!(
+            (p.g, p.rai.bps(), h.nic.cnp_priority),
+            (0.0625, 100_000_000, 1)
+        );
+        for (nic, says) in [
+            ("{dcqcn: {g: 0}}", "hosts[0].nic.dcqcn.g: 0: g is in (0, 1]"),
+            (
+                "{dcqcn: {rate_timer: 0}}",
+                "hosts[0].nic.dcqcn.rate_timer: a period needs to be above 0",
+            ),
+            (
+                "{dcqcn: {byte_counter: 0B}}",
+                "hosts[0].nic.dcqcn.byte_counter: the byte counter needs to be above 0",
+            ),
+            ("{dcqcn: {cnp_dscp: 64}}", "hosts[0].nic.dcqcn.cnp_dscp"),
+            ("{dcqcn: {fast: 1}}", "unknown field `fast`"),
+        ] {
+            let e = host(&format!("{{name: h, attach: s:Ethernet0, nic: {nic}}}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{nic}: {e}");
+        }
     }
 
     #[test]
