@@ -27,6 +27,19 @@ pub struct RunArgs {
     /// No text report and no progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Write SVG figures (buffers with XOFF/XON levels, pause timeline, flow throughput,
+    /// DCQCN rates, link utilisation) and DIR/index.html, one self-contained page with the
+    /// figures and the report.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// With --plot: the sampling interval (default: the run length / 2000, or 1us without
+    /// a duration).
+    #[arg(long, value_parser = run_length, requires = "plot")]
+    plot_interval: Option<Time>,
+    /// With --plot: only this window, FROM,TO (e.g. 480us,520us to see single XOFF/XON
+    /// cycles; pair it with a fine --plot-interval such as 20ns).
+    #[arg(long, value_parser = window, requires = "plot", value_name = "FROM,TO")]
+    plot_window: Option<(Time, Time)>,
     /// Run once per value of one key and print a row of metrics per value, e.g.
     /// `--sweep links.0.cable=2m,50m,100m` or `--sweep switches.tor.ports.cable=2m,20m`.
     /// KEY is a dotted path into the file (list entries by index or by `name`); each value
@@ -57,11 +70,20 @@ pub fn exec(a: RunArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
+    let record = a.plot.as_ref().map(|_| {
+        a.plot_interval.unwrap_or_else(|| {
+            a.duration
+                .or(loaded.scenario.duration)
+                .map_or(Time::from_us(1), |d| Time((d.as_ps() / 2000).max(1000)))
+        })
+    });
     let opts = RunOptions {
         seed: a.seed,
         duration: a.duration,
         pcap_dir: a.pcap_dir.clone(),
         progress: !a.quiet,
+        record,
+        record_window: a.plot_window,
     };
     let json_path = a
         .json
@@ -88,14 +110,47 @@ pub fn exec(a: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if !a.quiet {
-        let mut text = crate::report::text::render(&report);
-        if let Some(p) = &json_path {
-            text += &format!("JSON report: {}\n", p.display());
+    let mut text = crate::report::text::render(&report);
+    if let Some(p) = &json_path {
+        text += &format!("JSON report: {}\n", p.display());
+    }
+    if let (Some(dir), Some(rec)) = (&a.plot, sim.recording()) {
+        match crate::report::plot::write(rec, dir, &sim.outcome().scenario.name, &text) {
+            Ok(files) => {
+                text += &format!(
+                    "plots: {}\n",
+                    files
+                        .iter()
+                        .map(|f| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
         }
+    }
+    if !a.quiet {
         print_out(&text);
     }
     ExitCode::SUCCESS
+}
+
+/// `FROM,TO` times with FROM < TO.
+fn window(s: &str) -> Result<(Time, Time), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("`{s}`: write FROM,TO, e.g. 480us,520us"))?;
+    let (a, b): (Time, Time) = (
+        a.trim().parse().map_err(|e| format!("{e}"))?,
+        b.trim().parse().map_err(|e| format!("{e}"))?,
+    );
+    if a >= b {
+        return Err(format!("`{s}`: FROM must be before TO"));
+    }
+    Ok((a, b))
 }
 
 /// `--sweep`: the scenario once per value, a row of metrics each.
@@ -125,6 +180,8 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
             duration: a.duration,
             pcap_dir: None,
             progress: false,
+            record: None,
+            record_window: None,
         };
         let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
         sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;

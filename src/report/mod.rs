@@ -5,5 +5,6 @@
 pub mod json;
 pub mod model;
 pub mod plan;
+pub mod plot;
 pub mod progress;
 pub mod text;

@@ -19,6 +19,7 @@ pub mod deadlock;
 pub mod observers;
 pub mod outcome;
 pub mod queue;
+pub mod recorder;
 pub mod timeseries;
 
 use crate::config::{Action, EventSpec, Measure, Scenario, Target};
@@ -56,6 +57,8 @@ enum Ev {
     Measure(bool),
     /// Look for a PFC deadlock (not counted in `events`: it changes nothing).
     DeadlockCheck,
+    /// Record a sample for `--plot` (not counted in `events`).
+    Record,
 }
 
 /// Options from the command line.
@@ -69,6 +72,10 @@ pub struct RunOptions {
     pub pcap_dir: Option<PathBuf>,
     /// Show a progress bar (only on a terminal, only after a second of wall time).
     pub progress: bool,
+    /// Record samples for plots at this interval (`--plot`).
+    pub record: Option<Time>,
+    /// Record only in this window (`--plot-window`); default the whole run.
+    pub record_window: Option<(Time, Time)>,
 }
 
 /// A switch in the simulation.
@@ -158,6 +165,9 @@ pub struct Sim {
     /// The run stopped early: it waits for idle, and a deadlock that no watchdog can break
     /// means it never would be.
     stopped_by_deadlock: bool,
+    /// Samples for `--plot`.
+    recorder: Option<recorder::Recorder>,
+    record_window: Option<(Time, Time)>,
 }
 
 impl Sim {
@@ -200,6 +210,8 @@ impl Sim {
             deadlocks: (!scenario.run.links.is_empty())
                 .then(|| DeadlockWatch::new(scenario.run.deadlock_time)),
             stopped_by_deadlock: false,
+            recorder: opts.record.map(recorder::Recorder::new),
+            record_window: opts.record_window,
             scenario,
         })
     }
@@ -244,6 +256,12 @@ impl Sim {
         if let Some(to) = self.measure.to.filter(|t| *t < self.end) {
             self.queue.push(to, Ev::Measure(false));
         }
+        if self.recorder.is_some() {
+            let from = self.record_window.map_or(Time::ZERO, |w| w.0);
+            if from <= self.end {
+                self.queue.push(from, Ev::Record);
+            }
+        }
         if let Some(w) = &self.deadlocks {
             let first = w.next_check(Time::ZERO);
             if first <= self.end {
@@ -261,6 +279,10 @@ impl Sim {
                 break;
             }
             self.now = t;
+            if matches!(ev, Next::Event(Ev::Record)) {
+                self.record();
+                continue;
+            }
             if matches!(ev, Next::Event(Ev::DeadlockCheck)) {
                 if self.check_deadlock() {
                     self.stopped_by_deadlock = true;
@@ -286,7 +308,7 @@ impl Sim {
                 Next::Event(Ev::Scheduled(i)) => self.scheduled_event(i as usize),
                 Next::Event(Ev::Sample) => self.sample()?,
                 Next::Event(Ev::Measure(open)) => self.sample_window(open),
-                Next::Event(Ev::DeadlockCheck) => unreachable!("handled above"),
+                Next::Event(Ev::DeadlockCheck | Ev::Record) => unreachable!("handled above"),
             }
             if let Some(e) = self.observers.failure() {
                 return Err(e);
@@ -561,6 +583,38 @@ impl Sim {
             self.queue.push(next, Ev::DeadlockCheck);
         }
         false
+    }
+
+    /// Take a `--plot` sample and schedule the next.
+    fn record(&mut self) {
+        let now = self.now;
+        let Some(r) = &mut self.recorder else { return };
+        let names: Vec<(String, bool)> = self
+            .scenario
+            .run
+            .flows
+            .iter()
+            .map(|f| {
+                let dcqcn = self.hosts[f.src]
+                    .host
+                    .flows
+                    .iter()
+                    .any(|t| t.spec.id == f.spec.id && t.dcqcn.is_some());
+                (f.spec.name.clone(), dcqcn)
+            })
+            .collect();
+        r.sample(now, &self.switches, &self.hosts, &self.flows_rx, &names);
+        let next = now + r.interval;
+        let done = self.until_idle && self.in_flight == 0 && now > Time::ZERO && self.idle();
+        let to = self.record_window.map_or(self.end, |w| w.1.min(self.end));
+        if next <= to && !done {
+            self.queue.push(next, Ev::Record);
+        }
+    }
+
+    /// What `--plot` recorded (None without it).
+    pub fn recording(&self) -> Option<&recorder::Recording> {
+        self.recorder.as_ref().map(|r| &r.rec)
     }
 
     fn sample(&mut self) -> Result<(), SimError> {

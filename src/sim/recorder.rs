@@ -1,0 +1,173 @@
+//! What `--plot` draws, recorded in memory at a fixed interval: per switch port and lossless
+//! priority the egress queue, the ingress PG's shared and headroom use with its XOFF and
+//! XON levels, whether the port is paused and whether it holds its peer in XOFF; per host
+//! whether it is paused; per flow the bytes received and its DCQCN rate; per switch port
+//! the bytes sent (link utilisation).
+
+use super::{HostNode, SwitchNode};
+use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_ports::flow::FlowRx;
+
+/// One (switch, port, priority): a series per quantity, one value per sample.
+#[derive(Clone, Debug, Default)]
+pub struct PortPrio {
+    /// `switch:Port`.
+    pub port: String,
+    /// Priority (= PG = queue under the identity maps).
+    pub prio: usize,
+    /// Egress queue bytes.
+    pub queue: Vec<u64>,
+    /// Ingress PG shared bytes.
+    pub pg_shared: Vec<u64>,
+    /// Ingress PG headroom bytes.
+    pub pg_headroom: Vec<u64>,
+    /// The PG's XOFF point (its shared limit) at each sample, bytes.
+    pub xoff_level: Vec<u64>,
+    /// The PG's XON level at each sample, bytes.
+    pub xon_level: Vec<u64>,
+    /// The port may not send this priority (a pause received is in effect).
+    pub paused: Vec<bool>,
+    /// The port holds its peer in XOFF for this priority.
+    pub xoff_sent: Vec<bool>,
+}
+
+/// A host's pause state per sample.
+#[derive(Clone, Debug, Default)]
+pub struct HostPauses {
+    /// Host name.
+    pub name: String,
+    /// Per priority, per sample.
+    pub paused: Vec<[bool; PRIORITIES]>,
+}
+
+/// Everything recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Recording {
+    /// Sample times.
+    pub times: Vec<Time>,
+    /// Switch ports × lossless priorities.
+    pub ports: Vec<PortPrio>,
+    /// Hosts.
+    pub hosts: Vec<HostPauses>,
+    /// Per flow: name and cumulative bytes received per sample.
+    pub flow_rx: Vec<(String, Vec<u64>)>,
+    /// Per flow with DCQCN: name and current rate (bit/s) per sample.
+    pub dcqcn_rate: Vec<(String, Vec<f64>)>,
+    /// Per switch port: `switch:Port`, its speed (bit/s) and cumulative bytes sent.
+    pub port_tx: Vec<(String, u64, Vec<u64>)>,
+}
+
+/// Samples the network into a [`Recording`] every `interval`.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    /// Sampling interval.
+    pub interval: Time,
+    /// What it has recorded.
+    pub rec: Recording,
+    started: bool,
+}
+
+impl Recorder {
+    /// A recorder sampling every `interval`.
+    pub fn new(interval: Time) -> Recorder {
+        Recorder {
+            interval,
+            rec: Recording::default(),
+            started: false,
+        }
+    }
+
+    fn start(&mut self, switches: &[SwitchNode], hosts: &[HostNode], flows: &[(String, bool)]) {
+        self.started = true;
+        for s in switches {
+            let c = s.sw.config();
+            for port in c.ports.iter() {
+                let name = format!("{}:{}", c.name, port.name);
+                for prio in (0..PRIORITIES).filter(|q| c.qos.pfc_enable & (1 << q) != 0) {
+                    self.rec.ports.push(PortPrio {
+                        port: name.clone(),
+                        prio,
+                        ..PortPrio::default()
+                    });
+                }
+                self.rec.port_tx.push((name, port.speed.bps(), Vec::new()));
+            }
+        }
+        for h in hosts {
+            self.rec.hosts.push(HostPauses {
+                name: h.host.name.clone(),
+                paused: Vec::new(),
+            });
+        }
+        for (name, dcqcn) in flows {
+            self.rec.flow_rx.push((name.clone(), Vec::new()));
+            if *dcqcn {
+                self.rec.dcqcn_rate.push((name.clone(), Vec::new()));
+            }
+        }
+    }
+
+    /// Take a sample at `now`.
+    pub fn sample(
+        &mut self,
+        now: Time,
+        switches: &[SwitchNode],
+        hosts: &[HostNode],
+        flows_rx: &[FlowRx],
+        flow_names: &[(String, bool)],
+    ) {
+        if !self.started {
+            self.start(switches, hosts, flow_names);
+        }
+        self.rec.times.push(now);
+        let mut k = 0;
+        let mut tx = 0;
+        for s in switches {
+            let sw = &s.sw;
+            let mmu = sw.mmu();
+            let cell = mmu.cell();
+            let c = sw.config();
+            for (p, port) in sw.ports().iter().enumerate() {
+                let paused = port.pause.paused_mask(now);
+                let xoff = port.xoff_mask();
+                for prio in (0..PRIORITIES).filter(|q| c.qos.pfc_enable & (1 << q) != 0) {
+                    let pg = &mmu.pgs[p * PRIORITIES + prio];
+                    let q = &mmu.queues[p * PRIORITIES + prio];
+                    let limit = pg.threshold.map_or(0, |th| mmu.limit_bytes(th, pg.pool));
+                    let xon = pg.xon.get().max(limit.saturating_sub(pg.xon_offset.get()));
+                    let r = &mut self.rec.ports[k];
+                    r.queue.push(q.used() * cell);
+                    r.pg_shared.push(pg.shared_used * cell);
+                    r.pg_headroom.push(pg.headroom_used * cell);
+                    r.xoff_level.push(limit);
+                    r.xon_level.push(xon);
+                    r.paused.push(paused & (1 << prio) != 0);
+                    r.xoff_sent.push(xoff & (1 << prio) != 0);
+                    k += 1;
+                }
+                self.rec.port_tx[tx].2.push(port.counters.tx_bytes);
+                tx += 1;
+            }
+        }
+        for (h, rec) in hosts.iter().zip(&mut self.rec.hosts) {
+            let m = h.host.pause.paused_mask(now);
+            rec.paused.push(core::array::from_fn(|q| m & (1 << q) != 0));
+        }
+        for (rx, rec) in flows_rx.iter().zip(&mut self.rec.flow_rx) {
+            rec.1.push(rx.rx_bytes);
+        }
+        for h in hosts {
+            for f in &h.host.flows {
+                let Some(rp) = &f.dcqcn else { continue };
+                if let Some(rec) = self
+                    .rec
+                    .dcqcn_rate
+                    .iter_mut()
+                    .find(|(n, _)| *n == f.spec.name)
+                {
+                    rec.1.push(rp.rate_bps());
+                }
+            }
+        }
+    }
+}
