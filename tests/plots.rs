@@ -123,3 +123,104 @@ fn a_bad_plot_window_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("FROM must be before TO"));
 }
+
+/// Run headless Chromium (Debian's `chromium`; .ci/run installs it) on `args`, bounded in
+/// time and killed by pid if it hangs; (stdout, stderr).
+fn chromium(args: &[&str]) -> Option<(String, String)> {
+    use std::process::{Command, Stdio};
+    let mut child = match Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--proxy-server=127.0.0.1:9",
+        ])
+        .args(["--enable-logging=stderr", "--v=0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(_) => {
+            assert!(std::env::var("CI").is_err(), "chromium missing in CI");
+            eprintln!("skipping: chromium is not installed");
+            return None;
+        }
+    };
+    // Drain both pipes while it runs (a large DOM would fill them and stall it).
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|r| Box::new(r) as Box<dyn std::io::Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|r| Box::new(r) as Box<dyn std::io::Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish in 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some((out.join().unwrap(), err.join().unwrap()))
+}
+
+#[test]
+fn the_page_opens_offline_in_a_real_browser_with_every_figure_and_no_console_error() {
+    let dir = tmp("plots-browser");
+    plot("incast-pfc", &dir, &["--duration", "600us"]);
+    let url = format!("file://{}", dir.join("index.html").display());
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let figures = html.matches("<figure").count();
+    assert!(figures >= 4);
+    // The DOM after load: every figure holds its drawing.
+    let Some((dom, err)) = chromium(&["--dump-dom", &url]) else {
+        return;
+    };
+    assert_eq!(dom.matches("<figure").count(), figures, "{err}");
+    assert_eq!(dom.matches("<svg").count(), figures);
+    assert!(!err.contains("CONSOLE"), "console output: {err}");
+    // A screenshot, kept in target/tmp for a human to look at.
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plots-index.png");
+    let _ = std::fs::remove_file(&shot);
+    let arg = format!("--screenshot={}", shot.display());
+    let (_, err) = chromium(&["--window-size=1100,3000", &arg, &url]).unwrap();
+    assert!(!err.contains("CONSOLE"), "console output: {err}");
+    assert!(
+        std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0) > 20_000,
+        "{err}"
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn the_console_check_sees_a_console_error() {
+    // The check above could only pass vacuously if Chromium printed nothing: it does.
+    let page = tmp("console.html");
+    std::fs::write(
+        &page,
+        "<html><body><script>console.error('boom')</script></body></html>",
+    )
+    .unwrap();
+    let Some((_, err)) = chromium(&["--dump-dom", &format!("file://{}", page.display())]) else {
+        return;
+    };
+    assert!(err.contains("CONSOLE") && err.contains("boom"), "{err}");
+}

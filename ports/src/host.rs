@@ -366,11 +366,7 @@ impl Host {
         let paused = self.paused_mask(now);
         if !self.cnps.is_empty() && paused & (1 << self.nic.cnp_priority) == 0 {
             let pkt = self.cnps.pop_front().expect("a CNP");
-            self.counters.tx_packets += 1;
-            self.counters.tx_bytes += pkt.len as u64;
-            let wire = self.speed.wire_time(pkt.len as u64);
-            self.busy_until = now + wire;
-            self.counters.tx_busy += wire;
+            self.start_frame(now, pkt.len);
             return Some(pkt);
         }
         let n = self.flows.len();
@@ -384,14 +380,19 @@ impl Host {
             let buf = self.spare.pop().unwrap_or_default();
             let pkt = self.flows[i].take(start, buf);
             self.rr = (i + 1) % n;
-            self.counters.tx_packets += 1;
-            self.counters.tx_bytes += pkt.len as u64;
-            let wire = self.speed.wire_time(pkt.len as u64);
-            self.busy_until = start + wire;
-            self.counters.tx_busy += wire;
+            self.start_frame(start, pkt.len);
             return Some(pkt);
         }
         None
+    }
+
+    /// A data frame (or CNP) of `len` bytes starts at `start`: count it, busy the wire.
+    fn start_frame(&mut self, start: Time, len: u32) {
+        self.counters.tx_packets += 1;
+        self.counters.tx_bytes += len as u64;
+        let wire = self.speed.wire_time(len as u64);
+        self.busy_until = start + wire;
+        self.counters.tx_busy += wire;
     }
 
     /// When flow `i`'s frame polled at `now` starts: `now`, or with a catch-up window the

@@ -21,6 +21,10 @@ const MAX_PANELS: usize = 12;
 
 type Res<T> = Result<T, String>;
 
+/// µs across, a quantity up.
+type Axes =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -86,6 +90,16 @@ fn html(title: &str, figures: &[(String, String)], report: &str) -> String {
         escape(report)
     );
     o
+}
+
+/// Draw a chart's legend box.
+fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut ChartContext<'a, DB, Axes>) -> Res<()> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
 }
 
 /// A time axis in µs over the recording.
@@ -198,12 +212,7 @@ fn buffers(rec: &Recording) -> Res<Option<String>> {
                 .map_err(err)?
                 .label("XON level")
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], MAGENTA));
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            legend(&mut chart)?;
         }
         root.present().map_err(err)?;
     }
@@ -343,26 +352,30 @@ fn lines(rec: &Recording, series: &[(String, Vec<f64>)], y_desc: &str) -> Res<Op
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        legend(&mut chart)?;
         root.present().map_err(err)?;
     }
     Ok(Some(svg))
 }
 
-/// Per-interval rates from cumulative byte counts, Gbit/s (the first sample is 0).
+/// Rates from cumulative byte counts, Gbit/s, each over the last 1/100 of the samples (at
+/// least one interval): a frame counts when it starts, so a single interval would alias
+/// into 0 and bursts.
 fn rates(rec: &Recording, cumulative: &[u64]) -> Vec<f64> {
-    let mut out = vec![0.0];
-    for i in 1..cumulative.len().min(rec.times.len()) {
-        let dt = (rec.times[i] - rec.times[i - 1]).as_ps() as f64 / 1e12;
-        let db = cumulative[i].saturating_sub(cumulative[i - 1]) as f64 * 8.0;
-        out.push(if dt > 0.0 { db / dt / 1e9 } else { 0.0 });
-    }
-    out
+    let n = cumulative.len().min(rec.times.len());
+    let w = (n / 100).max(1);
+    (0..n)
+        .map(|i| {
+            let j = i.saturating_sub(w);
+            let dt = (rec.times[i] - rec.times[j]).as_ps() as f64 / 1e12;
+            let db = cumulative[i].saturating_sub(cumulative[j]) as f64 * 8.0;
+            if dt > 0.0 {
+                db / dt / 1e9
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
 fn flows(rec: &Recording) -> Res<Option<String>> {
