@@ -194,3 +194,38 @@ fn ecn_vs_pfc_dcqcn_replaces_pauses_with_rate_cuts() {
         .sum();
     assert!(total > 95e9, "{total}");
 }
+
+#[test]
+fn pfc_basics_answers() {
+    // docs/labs/pfc-basics.md, on configs/labs/incast-pfc.yaml.
+    let r = common::run(
+        &root().join("configs/labs/incast-pfc.yaml"),
+        "pfc-basics.json",
+        &[],
+    );
+    let ports = r["switches"][0]["ports"].as_array().unwrap();
+    // 1. Each PG gains 6 cells per 123.04 ns and loses a third of that to the shared egress:
+    //    1536 B × 2/3 / 123.04 ns = 8.32 B/ns; XOFF at α·S/(1 + 3α) = 4 MB above its 1248 B
+    //    reserve: (4,000,000 + 1,248) / 8.32 = 480.8 µs, give or take a frame (123 ns).
+    let rate = 1536.0 * 2.0 / 3.0 / 123.04; // B per ns
+    let expect_ns = (4_000_000.0 + 1248.0) / rate;
+    for p in &ports[1..4] {
+        let t = u(&p["pfc"]["first_tx_xoff_ps"][3]) as f64 / 1000.0;
+        assert!(
+            (t - expect_ns).abs() < 2.0 * 123.04,
+            "{}: {t} ns vs {expect_ns}",
+            p["port"]
+        );
+        // 4. Headroom: the crossing frame and the one on the wire, 2 × 6 cells.
+        let pg = p["pgs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["pg"] == 3)
+            .unwrap();
+        assert_eq!(u(&pg["headroom_watermark_bytes"]), 2 * 6 * 256);
+    }
+    // 5. The egress queue holds what the three PGs hold: 3 × 4 MB (plus frames in transit).
+    let q = u(&ports[0]["queues"][3]["watermark_bytes"]) as f64;
+    assert!((q - 12.0e6).abs() < 20_000.0, "{q}");
+}
