@@ -40,6 +40,11 @@ pub struct RunArgs {
     /// cycles; pair it with a fine --plot-interval such as 20ns).
     #[arg(long, value_parser = window, requires = "plot", value_name = "FROM,TO")]
     plot_window: Option<(Time, Time)>,
+    /// Write every PFC decision and frame as JSON lines: XOFF/XON decisions with the PG's
+    /// shared and headroom use and the level crossed, frames sent, frames received with
+    /// when they take effect.
+    #[arg(long, value_name = "PATH")]
+    pfc_log: Option<PathBuf>,
     /// Run once per value of one key and print a row of metrics per value, e.g.
     /// `--sweep links.0.cable=2m,50m,100m` or `--sweep switches.tor.ports.cable=2m,20m`.
     /// KEY is a dotted path into the file (list entries by index or by `name`); each value
@@ -84,6 +89,7 @@ pub fn exec(a: RunArgs) -> ExitCode {
         progress: !a.quiet,
         record,
         record_window: a.plot_window,
+        pfc_log: a.pfc_log.clone(),
     };
     let json_path = a
         .json
@@ -182,6 +188,7 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
             progress: false,
             record: None,
             record_window: None,
+            pfc_log: None,
         };
         let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
         sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;

@@ -396,6 +396,7 @@ pub fn report(o: &Outcome) -> Report {
         outputs: Some(OutputsReport {
             pcap: o.files.pcap.clone(),
             timeseries: o.files.timeseries.clone(),
+            pfc_log: o.files.pfc_log.clone(),
         }),
         tap: None,
     }

@@ -461,6 +461,9 @@ pub struct OutputsReport {
     pub pcap: Vec<PathBuf>,
     /// The CSV time series.
     pub timeseries: Option<PathBuf>,
+    /// The PFC event log (JSON lines), when written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc_log: Option<PathBuf>,
 }
 
 /// What `lossless tap` did with every frame it read and wrote.

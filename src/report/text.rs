@@ -552,6 +552,9 @@ fn outputs(o: &mut String, r: &Value) {
     if let Some(c) = out.get("timeseries").and_then(Value::as_str) {
         lines.push(format!("  time series: {c}"));
     }
+    if let Some(c) = out.get("pfc_log").and_then(Value::as_str) {
+        lines.push(format!("  PFC event log: {c}"));
+    }
     if !lines.is_empty() {
         let _ = writeln!(o, "\nOutputs");
         for l in lines {

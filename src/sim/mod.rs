@@ -18,6 +18,7 @@ pub mod cabling;
 pub mod deadlock;
 pub mod observers;
 pub mod outcome;
+pub mod pfc_log;
 pub mod queue;
 pub mod recorder;
 pub mod timeseries;
@@ -76,6 +77,8 @@ pub struct RunOptions {
     pub record: Option<Time>,
     /// Record only in this window (`--plot-window`); default the whole run.
     pub record_window: Option<(Time, Time)>,
+    /// Write every switch's PFC events here as JSON lines (`--pfc-log`).
+    pub pfc_log: Option<PathBuf>,
 }
 
 /// A switch in the simulation.
@@ -168,6 +171,7 @@ pub struct Sim {
     /// Samples for `--plot`.
     recorder: Option<recorder::Recorder>,
     record_window: Option<(Time, Time)>,
+    pfc_log: Option<PathBuf>,
 }
 
 impl Sim {
@@ -179,7 +183,12 @@ impl Sim {
         let seed = opts.seed.unwrap_or(scenario.seed);
         let b = bound::bound(&scenario, opts.duration.or(scenario.duration))?;
         let cabling = Cabling::of(&scenario);
-        let switches = build::switches(&scenario, seed, &cabling);
+        let mut switches = build::switches(&scenario, seed, &cabling);
+        if opts.pfc_log.is_some() {
+            for s in &mut switches {
+                s.sw.log_pfc(true);
+            }
+        }
         let hosts = build::hosts(&scenario, &cabling);
         let observers = Observers::create(&scenario, opts)?;
         let measure = scenario.run.measure;
@@ -212,6 +221,7 @@ impl Sim {
             stopped_by_deadlock: false,
             recorder: opts.record.map(recorder::Recorder::new),
             record_window: opts.record_window,
+            pfc_log: opts.pfc_log.clone(),
             scenario,
         })
     }
@@ -334,6 +344,15 @@ impl Sim {
             self.sample_window(false);
         }
         self.observers.finish()?;
+        if let Some(path) = self.pfc_log.clone() {
+            pfc_log::write(&path, self.switches.iter_mut().map(|n| &mut n.sw)).map_err(
+                |source| SimError::Output {
+                    path: path.clone(),
+                    source,
+                },
+            )?;
+            self.observers.files.pfc_log = Some(path);
+        }
         self.stats.wall_time_s = wall.elapsed().as_secs_f64();
         Ok(())
     }

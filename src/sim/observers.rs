@@ -17,6 +17,8 @@ pub struct OutputFiles {
     pub pcap: Vec<PathBuf>,
     /// The CSV time series.
     pub timeseries: Option<PathBuf>,
+    /// The PFC event log (JSON lines).
+    pub pfc_log: Option<PathBuf>,
 }
 
 /// One capture and where it writes.

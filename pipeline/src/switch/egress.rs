@@ -30,6 +30,17 @@ impl Switch {
             m.cells,
         ) {
             let mask = self.pg_pfc[pg as usize];
+            self.log(|s| {
+                let (shared_bytes, _, _, xon_level_bytes) = s.pg_levels(in_port, pg as usize);
+                PfcEvent::XonDecided {
+                    at: s.now,
+                    port: in_port as u16,
+                    pg,
+                    priorities: mask,
+                    shared_bytes,
+                    xon_level_bytes,
+                }
+            });
             self.ports[in_port].pfc.send_xon(mask);
             self.touch(in_port);
         }
@@ -65,6 +76,14 @@ impl Switch {
             let buf = self.spare.pop().unwrap_or_default();
             let p = &mut self.ports[port];
             p.counters.count_pfc_sent(req.enable, &req.quanta, now);
+            if let Some(log) = &mut self.pfc_log {
+                log.push(PfcEvent::Sent {
+                    at: now,
+                    port: port as u16,
+                    enable: req.enable,
+                    quanta: req.quanta,
+                });
+            }
             // PFC frames are never dated back: they answer the state now.
             let wire = speed.wire_time(pfc_wire::PFC_FRAME_LEN as u64);
             p.busy_until = now + wire;

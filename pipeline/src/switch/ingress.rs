@@ -239,6 +239,18 @@ impl Switch {
     pub(super) fn send_xoff(&mut self, port: usize, pg: u8) {
         let mask = self.pg_pfc[pg as usize];
         if mask != 0 {
+            self.log(|s| {
+                let (shared_bytes, headroom_bytes, limit_bytes, _) = s.pg_levels(port, pg as usize);
+                PfcEvent::XoffDecided {
+                    at: s.now,
+                    port: port as u16,
+                    pg,
+                    priorities: mask,
+                    shared_bytes,
+                    headroom_bytes,
+                    limit_bytes,
+                }
+            });
             self.ports[port].pfc.send_xoff(mask);
             self.touch(port);
         }
@@ -260,6 +272,14 @@ impl Switch {
                     return self.drop_received(DropReason::PfcNotEnabled, pkt);
                 }
                 self.ledger.consumed += 1;
+                let effect_at = now + self.cfg.qos.pfc_response;
+                self.log(|_| PfcEvent::Received {
+                    at: now,
+                    port: port as u16,
+                    enable,
+                    quanta,
+                    effect_at,
+                });
                 let p = &mut self.ports[port];
                 p.pause.receive(now, enable, &quanta);
                 p.counters.count_pfc_received(enable, &quanta);

@@ -16,7 +16,10 @@
 mod deadlines;
 mod egress;
 mod ingress;
+mod pfc_log;
 mod waits;
+
+pub use pfc_log::PfcEvent;
 
 use crate::config::{v4_key, Forwarding, SwitchConfig};
 use crate::counters::{Ledger, PortCounters, QueueCounters};
@@ -118,6 +121,8 @@ pub struct Switch {
     pfc_due: Deadlines,
     /// How far back a late `poll_transmit` may date a backlogged frame's start (0 = exact).
     catch_up: Time,
+    /// PFC events since the engine last took them (None: not logging).
+    pfc_log: Option<Vec<PfcEvent>>,
 }
 
 impl Switch {
@@ -197,6 +202,7 @@ impl Switch {
             tx_due: Deadlines::new(n_ports),
             pfc_due: Deadlines::new(n_ports),
             catch_up: Time::ZERO,
+            pfc_log: None,
         }
     }
 
