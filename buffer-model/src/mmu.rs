@@ -476,6 +476,20 @@ impl Mmu {
         self.check_xon(i)
     }
 
+    /// PG `i`'s shared-use limit now, bytes (its XOFF point; 0 for a PG without one).
+    pub fn pg_limit_bytes(&self, i: usize) -> u64 {
+        let p = &self.pgs[i];
+        p.threshold.map_or(0, |th| self.limit_bytes(th, p.pool))
+    }
+
+    /// PG `i`'s XON level now, bytes: max(xon, limit − xon_offset).
+    pub fn pg_xon_level_bytes(&self, i: usize) -> u64 {
+        let p = &self.pgs[i];
+        p.xon
+            .get()
+            .max(self.pg_limit_bytes(i).saturating_sub(p.xon_offset.get()))
+    }
+
     /// If PG `i` is in XOFF and meets the XON condition (no headroom in use and shared use
     /// below max(xon, limit − xon_offset)), leave XOFF and return true.
     pub fn check_xon(&mut self, i: usize) -> bool {
@@ -484,8 +498,7 @@ impl Mmu {
             return false;
         }
         let used = p.shared_used * self.cell;
-        let limit = self.limit_bytes(p.threshold.expect("threshold"), p.pool);
-        let level = p.xon.get().max(limit.saturating_sub(p.xon_offset.get()));
+        let level = self.pg_xon_level_bytes(i);
         if used == 0 || used < level {
             self.pgs[i].xoff = false;
             return true;

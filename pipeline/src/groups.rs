@@ -65,6 +65,11 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Is member `m`'s port in the `down` set (bit = port)?
+fn is_down(down: u64, m: &NextHop) -> bool {
+    down & (1u64 << (m.port as u64 & 63)) != 0
+}
+
 impl Groups {
     /// The groups of a switch whose ports run at `speeds`, hashing with `seed`.
     pub fn new(groups: Vec<Group>, speeds: &[Rate], seed: u64) -> Groups {
@@ -135,7 +140,7 @@ impl Groups {
                 .cfg
                 .members
                 .iter()
-                .position(|m| down & (1u64 << (m.port as u64 & 63)) == 0)
+                .position(|m| !is_down(down, m))
                 .unwrap_or(0),
             GroupMode::PerPacket => {
                 let i = ((group.rng.next_u32() as u64 * n as u64) >> 32) as usize;
@@ -193,11 +198,10 @@ impl GroupState {
     /// every member is down.
     fn failover(&self, i: usize, hash: u32, down: u64) -> usize {
         let members = &self.cfg.members;
-        let is_down = |m: &NextHop| down & (1u64 << (m.port as u64 & 63)) != 0;
-        if down == 0 || !is_down(&members[i]) {
+        if down == 0 || !is_down(down, &members[i]) {
             return i;
         }
-        let up = members.iter().filter(|m| !is_down(m)).count();
+        let up = members.iter().filter(|m| !is_down(down, m)).count();
         if up == 0 {
             return i;
         }
@@ -205,7 +209,7 @@ impl GroupState {
         members
             .iter()
             .enumerate()
-            .filter(|(_, m)| !is_down(m))
+            .filter(|(_, m)| !is_down(down, m))
             .nth(k)
             .map_or(i, |(j, _)| j)
     }

@@ -131,10 +131,9 @@ impl Recorder {
                 let paused = port.pause.paused_mask(now);
                 let xoff = port.xoff_mask();
                 for prio in (0..PRIORITIES).filter(|q| c.qos.pfc_enable & (1 << q) != 0) {
-                    let pg = &mmu.pgs[p * PRIORITIES + prio];
-                    let q = &mmu.queues[p * PRIORITIES + prio];
-                    let limit = pg.threshold.map_or(0, |th| mmu.limit_bytes(th, pg.pool));
-                    let xon = pg.xon.get().max(limit.saturating_sub(pg.xon_offset.get()));
+                    let i = p * PRIORITIES + prio;
+                    let (pg, q) = (&mmu.pgs[i], &mmu.queues[i]);
+                    let (limit, xon) = (mmu.pg_limit_bytes(i), mmu.pg_xon_level_bytes(i));
                     let r = &mut self.rec.ports[k];
                     r.queue.push(q.used() * cell);
                     r.pg_shared.push(pg.shared_used * cell);

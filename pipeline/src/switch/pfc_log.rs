@@ -89,10 +89,14 @@ impl Switch {
 
     /// PG `pg` of `port`: (shared bytes, headroom bytes, shared limit bytes, XON level).
     pub(super) fn pg_levels(&self, port: usize, pg: usize) -> (u64, u64, u64, u64) {
-        let g = &self.mmu.pgs[port * PRIORITIES + pg];
+        let i = port * PRIORITIES + pg;
+        let g = &self.mmu.pgs[i];
         let cell = self.mmu.cell();
-        let limit = g.threshold.map_or(0, |th| self.mmu.limit_bytes(th, g.pool));
-        let xon = g.xon.get().max(limit.saturating_sub(g.xon_offset.get()));
-        (g.shared_used * cell, g.headroom_used * cell, limit, xon)
+        (
+            g.shared_used * cell,
+            g.headroom_used * cell,
+            self.mmu.pg_limit_bytes(i),
+            self.mmu.pg_xon_level_bytes(i),
+        )
     }
 }
