@@ -61,28 +61,36 @@ fn leaf_spine_hash_collides_two_elephants_on_one_uplink() {
     let r = leaf_spine("hash");
     let g = leaf1_group(&r);
     assert_eq!(g["mode"], "hash");
-    // e1, e2 on spine1 (Ethernet4), nothing on spine2, e3 on spine3, e0 on spine4.
+    // Two elephants share one uplink, one uplink is idle: which ones depends on the hash,
+    // so only the shape is asserted. A shared uplink gives each of its two flows half of
+    // 98.70 Gb/s; a flow alone on its spine arrives exactly one path latency after it left.
     let p = member_packets(g);
-    assert!(p[0] > 0 && p[1] == 0 && p[2] > 0 && p[3] > 0, "{p:?}");
+    assert_eq!(p.iter().filter(|n| **n == 0).count(), 1, "{p:?}");
     let flows = &r["flows"];
-    let lat = |name: &str| u(&named(flows, name)["latency_ps"]["max"]);
-    assert_eq!(lat("e0"), path_latency_ps(100));
-    assert_eq!(lat("e3"), path_latency_ps(60));
-    for name in ["e1", "e2"] {
-        let t = f(&named(flows, name)["throughput_bps"]) / 1e9;
-        assert!((t - 49.35).abs() < 0.1, "{name}: {t} Gb/s");
+    let rate = |x: &Value| f(&x["throughput_bps"]) / 1e9;
+    let (shared, alone): (Vec<&Value>, Vec<&Value>) = flows
+        .as_array()
+        .unwrap()
+        .iter()
+        .partition(|x| rate(x) < 98.70 * 0.75);
+    assert_eq!((shared.len(), alone.len()), (2, 2));
+    for x in &shared {
+        assert!((rate(x) - 98.70 / 2.0).abs() < 0.1, "{x}");
+    }
+    let paths: Vec<u64> = [2, 30, 60, 100].map(path_latency_ps).to_vec();
+    for x in &alone {
+        assert!((rate(x) - 98.70).abs() < 0.1, "{x}");
+        assert!(paths.contains(&u(&x["latency_ps"]["max"])), "{x}");
     }
     let agg = aggregate_gbps(&r);
     assert!((agg - 296.1).abs() < 0.3, "{agg}");
     assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
     // The colliding senders are paused; the others never.
     let hosts = &r["hosts"];
-    for (h, paused) in [("h0", false), ("h1", true), ("h2", true), ("h3", false)] {
-        assert_eq!(
-            f(&named(hosts, h)["paused_fraction"][3]) > 0.0,
-            paused,
-            "{h}"
-        );
+    for x in flows.as_array().unwrap() {
+        let src = x["src"].as_str().unwrap();
+        let paused = f(&named(hosts, src)["paused_fraction"][3]) > 0.0;
+        assert_eq!(paused, shared.contains(&x), "{src}");
     }
     assert!(f(&g["balance"]) > 4.0 / 3.0);
     assert_eq!(reordered(&r), [0, 0, 0, 0]);
