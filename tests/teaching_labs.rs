@@ -149,33 +149,75 @@ fn flow<'a>(r: &'a Value, name: &str) -> &'a Value {
     common::named(&r["flows"], name)
 }
 
+/// The lab's NIC settings: the `, nic: &nic {dcqcn: {…}}` of the first host.
+fn nic_settings(text: &str) -> &str {
+    let s = text
+        .find(", nic: &nic {dcqcn: {")
+        .expect("the lab names its NIC settings");
+    let e = s + text[s..].find("}}").unwrap() + 2;
+    &text[s..e]
+}
+
+/// Flow throughputs (Gb/s) of fa and fb in each row of a seed sweep.
+fn seed_gaps(file: &std::path::Path, seeds: &str) -> Vec<f64> {
+    let out = tmp(&format!(
+        "evp-seeds-{}.json",
+        file.file_stem().unwrap().to_str().unwrap()
+    ));
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--sweep",
+        &format!("seed={seeds}"),
+        "--metric",
+        "flows.*.throughput_bps",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let m = &row["metrics"];
+            let a = common::f(&m["flows.fa.throughput_bps"]);
+            let b = common::f(&m["flows.fb.throughput_bps"]);
+            (a - b).abs() / ((a + b) / 2.0)
+        })
+        .collect()
+}
+
 #[test]
 fn ecn_vs_pfc_dcqcn_replaces_pauses_with_rate_cuts() {
+    // docs/labs/ecn-vs-pfc.md, answers 1–4.
     let file = root().join("configs/labs/ecn-vs-pfc.yaml");
     let with = common::run(&file, "evp-on.json", &[]);
     let text = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(text.matches(", nic: {dcqcn: {}}").count(), 3);
-    let off = text.replace(", nic: {dcqcn: {}}", "");
+    assert_eq!(text.matches(", nic: *nic").count(), 2);
+    let off = text
+        .replace(nic_settings(&text), "")
+        .replace(", nic: *nic", "");
     let without = common::run(&common::scenario("evp-off.yaml", &off), "evp-off.json", &[]);
-    // Without DCQCN: PFC holds the queue, per-port fair: 98.70 / 2 Gb/s each.
+    // 1. Without DCQCN: PFC holds the queue, per-port fair: 98.70 / 2 Gb/s each.
     let pfc_off = u(&without["totals"]["pfc_tx_frames"]);
     assert!(pfc_off > 1000, "{pfc_off}");
     for f in ["fa", "fb"] {
         let t = common::f(&flow(&without, f)["throughput_bps"]) / 1e9;
         assert!((t - 98.70 / 2.0).abs() < 0.1, "{f}: {t}");
     }
-    // With it: PFC frames at most 10 % of that (here none), nothing dropped.
+    let q_off = &without["switches"][0]["ports"][0]["queues"][3];
+    assert!(u(&q_off["watermark_bytes"]) > 1_000_000, "{q_off}");
+    // 3. With it: PFC frames at most 10 % of that (here none), nothing dropped.
     let pfc_on = u(&with["totals"]["pfc_tx_frames"]);
     assert!(pfc_on * 10 <= pfc_off, "{pfc_on} vs {pfc_off}");
     assert_eq!(u(&with["totals"]["drops"]), 0);
-    // The queue stays below Kmax (400 KB), so a frame waits at most the watermark drained
-    // at 12.5 B/ns on top of the empty path (2 × 123.04 ns + 2 × 10 ns + 500 ns).
-    let q = &with["switches"][0]["ports"][0]["queues"][3];
-    let wm = u(&q["watermark_bytes"]);
-    assert!(wm < 400_000, "{q}");
-    let q_off = &without["switches"][0]["ports"][0]["queues"][3];
-    assert!(u(&q_off["watermark_bytes"]) > 1_000_000, "{q_off}");
-    let bound_ps = 2 * 123_040 + 2 * 10_000 + 500_000 + wm * 80 + 123_040;
+    // In the window the queue stays under Kmax (400 KB), so a frame waits at most
+    // 400,000 B at 12.5 B/ns on top of the empty path (2 × 123.04 ns + 2 × 10 ns + 500 ns)
+    // and its own serialisation.
+    let bound_ps = 2 * 123_040 + 2 * 10_000 + 500_000 + 400_000 * 80 + 123_040;
     for f in ["fa", "fb"] {
         let x = flow(&with, f);
         assert!(
@@ -194,11 +236,41 @@ fn ecn_vs_pfc_dcqcn_replaces_pauses_with_rate_cuts() {
         .sum();
     assert_eq!(sent, got);
     // The link stays busy: the two share at least 95 Gb/s.
-    let total: f64 = ["fa", "fb"]
-        .iter()
-        .map(|f| common::f(&flow(&with, f)["throughput_bps"]))
-        .sum();
+    let rate = |r: &Value, f: &str| common::f(&flow(r, f)["throughput_bps"]);
+    let total = rate(&with, "fa") + rate(&with, "fb");
     assert!(total > 95e9, "{total}");
+    // 4. … and within 10 % of each other, for the shipped seed and seeds 1 to 20.
+    let gap = (rate(&with, "fa") - rate(&with, "fb")).abs() / (total / 2.0);
+    assert!(gap < 0.10, "{gap}");
+    let seeds: Vec<String> = (1..=20).map(|s| s.to_string()).collect();
+    let gaps = seed_gaps(&file, &seeds.join(","));
+    assert_eq!(gaps.len(), 20);
+    assert!(gaps.iter().all(|g| *g < 0.10), "{gaps:?}");
+}
+
+#[test]
+fn ecn_vs_pfc_paper_parameters_stay_apart_at_100g() {
+    // docs/labs/ecn-vs-pfc.md, answer 5: with the paper's 40G parameters the two flows
+    // do not converge within the run, while one change (T = K = 20 µs) brings them close.
+    let file = root().join("configs/labs/ecn-vs-pfc.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let paper = text.replace(nic_settings(&text), ", nic: &nic {dcqcn: {}}");
+    let r = common::run(
+        &common::scenario("evp-paper.yaml", &paper),
+        "evp-paper.json",
+        &[],
+    );
+    assert_eq!(u(&r["totals"]["pfc_tx_frames"]), 0);
+    let t = |f: &str| common::f(&flow(&r, f)["throughput_bps"]);
+    let gap = (t("fa") - t("fb")).abs() / ((t("fa") + t("fb")) / 2.0);
+    assert!(gap > 0.20, "{gap}");
+    let timers = text.replace(
+        nic_settings(&text),
+        ", nic: &nic {dcqcn: {rate_timer: 20us, alpha_timer: 20us}}",
+    );
+    let file = common::scenario("evp-timers.yaml", &timers);
+    let gaps = seed_gaps(&file, "1,2,3,4,5");
+    assert!(gaps.iter().all(|g| *g < 0.10), "{gaps:?}");
 }
 
 #[test]
