@@ -307,3 +307,222 @@ fn pfc_basics_answers() {
     let q = u(&ports[0]["queues"][3]["watermark_bytes"]) as f64;
     assert!((q - 12.0e6).abs() < 20_000.0, "{q}");
 }
+
+#[test]
+fn hol_blocking_answers() {
+    // docs/labs/hol-blocking.md.
+    let file = root().join("configs/labs/hol-blocking.yaml");
+    let out = tmp("hol-sweep.json");
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--sweep",
+        "flows.v.dscp=3,4",
+        "--metric",
+        "flows",
+        "--metric",
+        "switches.tor.ports",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    let gbps = |row: &Value, f: &str| {
+        let flows = &row["metrics"]["flows"];
+        common::f(&common::named(flows, f)["throughput_bps"]) / 1e9
+    };
+    let line = 1518.0 / 1538.0 * 100.0; // 98.70 Gb/s of frames
+    let third = line / 3.0;
+    // 1. a, b, c: a third each (within 1 %).
+    for row in rows {
+        for f in ["a", "b", "c"] {
+            let t = gbps(row, f);
+            assert!((t - third).abs() < 0.01 * third, "{f}: {t}");
+        }
+    }
+    // 2. v on priority 3 gets what a gets: the same frames sent, the same rate (0.5 %).
+    let hol = &rows[0];
+    assert_eq!(hol["value"], "3");
+    let fl = &hol["metrics"]["flows"];
+    let (a, v) = (common::named(fl, "a"), common::named(fl, "v"));
+    assert!(u(&a["tx_packets"]).abs_diff(u(&v["tx_packets"])) <= 1);
+    assert!((gbps(hol, "v") - gbps(hol, "a")).abs() < 0.005 * third);
+    // 4. v takes the empty path: 2 × 123.04 ns + 2 × 10 ns + 500 ns = 766.08 ns.
+    assert_eq!(u(&v["latency_ps"]["max"]), 766_080);
+    assert_eq!(u(&v["latency_ps"]["min"]), 766_080);
+    // a waits behind 3 × 8 MB / 4 = 6 MB drained at 12.5 B/ns, plus the path (1 %).
+    let want_ps = 6_000_000.0 * 80.0 + 766_080.0;
+    let got_ps = u(&a["latency_ps"]["p50"]) as f64;
+    assert!(
+        (got_ps - want_ps).abs() < 0.01 * want_ps,
+        "{got_ps} vs {want_ps}"
+    );
+    // 5. First XOFFs: Ethernet2 and Ethernet3 at (8 MB / 3.5) / (0.6 × 1536 B / 123.04 ns)
+    //    = 305.2 µs (within 1 %), Ethernet1 later.
+    let ports = hol["metrics"]["switches.tor.ports"].as_array().unwrap();
+    let first = |i: usize| u(&ports[i]["pfc"]["first_tx_xoff_ps"][3]) as f64 / 1e6;
+    let want_us = 8_000_000.0 / 3.5 / (0.6 * 1536.0 / 123.04) / 1000.0;
+    for i in [2, 3] {
+        assert!((first(i) - want_us).abs() < 0.01 * want_us, "{}", first(i));
+    }
+    assert!(first(1) > want_us * 1.5, "{}", first(1));
+    // 3 and 6. On its own priority v gets the rest of h1's link: 98.70 − 32.90 (1 %).
+    let own = &rows[1];
+    assert_eq!(own["value"], "4");
+    let want = line - third;
+    assert!(
+        (gbps(own, "v") - want).abs() < 0.01 * want,
+        "{}",
+        gbps(own, "v")
+    );
+    let v4 = common::named(&own["metrics"]["flows"], "v");
+    assert_eq!(u(&v4["latency_ps"]["max"]), 766_080);
+}
+
+#[test]
+fn pause_storm_answers() {
+    // docs/labs/pause-storm.md.
+    let file = root().join("configs/labs/pause-storm.yaml");
+    let out = tmp("storm-sweep.json");
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--sweep",
+        "switches.tor.qos.pfcwd.action=drop,forward,alert",
+        "--metric",
+        "flows",
+        "--metric",
+        "hosts",
+        "--metric",
+        "switches.tor.ports",
+        "--metric",
+        "totals",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    let rows = r["rows"].as_array().unwrap();
+    let m = |i: usize, k: &str| rows[i]["metrics"][k].clone();
+    let slot = 2.0 * 123.04; // ns between two frames of a (s alternates a and v)
+    let ms = |ps: u64| ps as f64 / 1e9;
+    // 1. r's XOFF: the 85th frame after 1 ms, 84 to 85 slots in.
+    let host = |i: usize, n: &str| common::named(&m(i, "hosts"), n).clone();
+    let r_xoff = u(&host(0, "r")["pfc"]["first_tx_xoff_ps"][3]);
+    let lo = 1e6 + 84.0 * slot;
+    let hi = 1e6 + 85.0 * slot;
+    assert!((lo..=hi).contains(&(r_xoff as f64 / 1e3)), "{r_xoff}");
+    assert_eq!(u(&host(0, "r")["rx_buffer_watermark_bytes"]), 85 * 1518);
+    // 2. The switch pauses s when PG 3 holds 24 MB / 9: 1737 frames of 6 cells later
+    //    (within 2 µs: frames already in the pipeline).
+    let ports = m(0, "switches.tor.ports");
+    let sw_xoff = u(&ports[1]["pfc"]["first_tx_xoff_ps"][3]) as f64 / 1e3;
+    let want = r_xoff as f64 / 1e3 + 1737.0 * slot;
+    assert!((sw_xoff - want).abs() < 2_000.0, "{sw_xoff} vs {want}");
+    // v stalls from then until the XON after detection (2.1 ms).
+    let flow = |i: usize, n: &str| common::named(&m(i, "flows"), n).clone();
+    let v = flow(0, "v");
+    let gap_from = u(&v["longest_gap_from_ps"]) as f64 / 1e3;
+    assert!((gap_from - sw_xoff).abs() < 1_000.0, "{gap_from}");
+    let gap_end = gap_from + u(&v["longest_gap_ps"]) as f64 / 1e3;
+    assert!((gap_end - 2.1e6).abs() < 2_000.0, "{gap_end}");
+    // 3. Detection: the first quiet poll interval is 1.1–1.2 ms, + 1 ms.
+    let wd = &ports[0]["pfcwd"][0];
+    assert_eq!((u(&wd["queue"]), u(&wd["storms"])), (3, 1));
+    assert_eq!(ms(u(&wd["first_storm_ps"])), 2.1);
+    // 5. Restoration: 1 ms after the poll (3.9 ms) that saw r's last XOFF refresh,
+    //    1.0208 + 17 × 167.77 µs = 3.873 ms.
+    let refresh_ns = 65535.0 * 5.12 / 2.0;
+    let last_refresh = r_xoff as f64 / 1e3 + 17.0 * refresh_ns;
+    let seen = (last_refresh / 100_000.0).ceil() * 100_000.0;
+    assert_eq!(u(&wd["last_restored_ps"]) as f64, (seen + 1e6) * 1e3);
+    assert_eq!(u(&host(0, "r")["pfc"]["tx_xoff"][3]), 18);
+    // 4. Dropped: the queue at detection plus a's frames while stormed (2.1–4.9 ms), ±3.
+    let q = u(&ports[0]["queues"][3]["watermark_bytes"]) / 1536;
+    let stormed = (4.9e6 - 2.1e6) / slot;
+    let dropped = u(&wd["dropped_packets"]) as f64;
+    assert!(
+        (dropped - (q as f64 + stormed)).abs() <= 3.0,
+        "{dropped} vs {q} + {stormed}"
+    );
+    assert_eq!(u(&m(0, "totals")["lossless_drops"]), 0);
+    // 6. forward: the loss moves to r's NIC: what the queue sends until 4 ms (its content
+    //    and a's frames from 2.1 ms) less what still fits in r's buffer (±5).
+    assert_eq!(rows[1]["value"], "forward");
+    let fits = ((256_000 - 85 * 1518) / 1518) as f64;
+    let sent = q as f64 + (4e6 - 2.1e6) / slot;
+    let rx_drops = u(&host(1, "r")["rx_drops"]) as f64;
+    assert!(
+        (rx_drops - (sent - fits)).abs() <= 5.0,
+        "{rx_drops} vs {sent} - {fits}"
+    );
+    assert_eq!(u(&m(1, "totals")["drops"]) as f64, rx_drops);
+    // alert: nothing lost; v stalls until r's XON (4 ms + 65,030 B / 12.5 B/ns) lets
+    // the queue drain and the PG fall below XON (within 2 µs).
+    assert_eq!(rows[2]["value"], "alert");
+    assert_eq!(u(&m(2, "totals")["drops"]), 0);
+    let r_xon = 4e6 + (85.0 * 1518.0 - 64_000.0) / 12.5;
+    assert!((u(&host(2, "r")["pfc"]["last_tx_xon_ps"][3]) as f64 / 1e3 - r_xon).abs() < 250.0);
+    let v = flow(2, "v");
+    let end = (u(&v["longest_gap_from_ps"]) + u(&v["longest_gap_ps"])) as f64 / 1e3;
+    assert!((end - r_xon).abs() < 2_000.0, "{end} vs {r_xon}");
+}
+
+#[test]
+fn slow_receiver_answers() {
+    // docs/labs/slow-receiver.md.
+    let r = common::run(
+        &root().join("configs/labs/slow-receiver.yaml"),
+        "slow-receiver.json",
+        &[],
+    );
+    let a = flow(&r, "a");
+    // 1. The drain rate (0.1 %).
+    let t = common::f(&a["throughput_bps"]);
+    assert!((t - 25e9).abs() < 25e6, "{t}");
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    // 2. The k-th frame (k = 113) passes 128,000 B: 766.08 + 112 × 123.04 ns.
+    let host = common::named(&r["hosts"], "r");
+    let k = (1..)
+        .find(|k| *k as f64 * 1518.0 - 3.125 * (*k - 1) as f64 * 123.04 > 128_000.0)
+        .unwrap();
+    assert_eq!(k, 113);
+    let want_ps = 766_080 + (k - 1) * 123_040;
+    assert_eq!(u(&host["pfc"]["first_tx_xoff_ps"][3]), want_ps);
+    // 3. The cycle: 64 KB at 9.212 B/ns in, 64 KB at 3.125 B/ns out, plus up to two frames
+    //    read (0.97 µs) and the PFC turnarounds (0.3 µs).
+    let n = u(&host["pfc"]["tx_xoff"][3]);
+    let span = u(&host["pfc"]["last_tx_xon_ps"][3]) - want_ps;
+    let cycle_ns = span as f64 / 1e3 / (n - 1) as f64;
+    let net = 1518.0 / 123.04 - 3.125;
+    let lo = 64_000.0 / net + 64_000.0 / 3.125;
+    assert!(
+        (lo..lo + 2.0 * 1518.0 / 3.125 + 300.0).contains(&cycle_ns),
+        "{cycle_ns} vs {lo}"
+    );
+    // 4. Every frame waits for the queue ahead, read at 485.76 ns a frame (0.5 %).
+    let port = &r["switches"][0]["ports"][0];
+    let frames = u(&port["queues"][3]["watermark_bytes"]) / 1536;
+    let pg = &r["switches"][0]["ports"][1]["pgs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["pg"] == 3)
+        .unwrap()
+        .clone();
+    let limit = 24_000_000 / 9;
+    assert!(
+        u(&pg["shared_watermark_bytes"]).abs_diff(limit) < 1536,
+        "{pg}"
+    );
+    let want = frames as f64 * 1518.0 / 3.125 * 1e3 + 766_080.0;
+    let got = u(&a["latency_ps"]["p50"]) as f64;
+    assert!((got - want).abs() < 0.005 * want, "{got} vs {want}");
+    assert!(u(&host["rx_buffer_watermark_bytes"]) < 128_000 + 2 * 1518);
+    // 5. The link to r carries 25 Gb/s of frames: 25 × 1538/1518 % of the time (0.1 pt).
+    let util = common::f(&port["tx_utilization"]);
+    assert!((util - 0.25 * 1538.0 / 1518.0).abs() < 0.001, "{util}");
+}

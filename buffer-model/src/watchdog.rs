@@ -1,9 +1,11 @@
 //! PFC watchdog (SONiC `PFC_WD`) for one lossless queue.
 //!
 //! Polled at a fixed interval. A storm is a queue that has packets, sent nothing since the
-//! last poll, while pause frames keep arriving for its priority. Once that has held for
-//! `detection_time` the action applies, until no pause frame has arrived for
-//! `restoration_time`.
+//! last poll, and was paused since then: new pause frames arrived for its priority, or its
+//! pause time grew (as SONiC's detection reads the rx PFC frame and pause-duration
+//! counters; a poll shorter than the peer's refresh period sees no new frame, but the
+//! pause still counts). Once that has held for `detection_time` the action applies, until
+//! no pause frame has arrived for `restoration_time`.
 
 use crate::units::Time;
 
@@ -48,6 +50,8 @@ pub struct Observation {
     pub tx_packets: u64,
     /// Pause frames received for this queue's priority in all.
     pub pause_frames: u64,
+    /// Time this queue's priority has been paused in all.
+    pub paused_time: Time,
 }
 
 /// A state change reported by [`QueueWatchdog::poll`].
@@ -75,6 +79,10 @@ pub struct QueueWatchdog {
     pub restorations: u64,
     /// Packets discarded by the drop action.
     pub dropped_packets: u64,
+    /// The poll that first declared a storm.
+    pub first_detected: Option<Time>,
+    /// The poll that last restored the queue.
+    pub last_restored: Option<Time>,
 }
 
 impl QueueWatchdog {
@@ -95,11 +103,13 @@ impl QueueWatchdog {
                 self.stormed = false;
                 self.suspect_since = None;
                 self.restorations += 1;
+                self.last_restored = Some(now);
                 return Some(Transition::Restored);
             }
             return None;
         }
-        let stuck = obs.has_packets && obs.tx_packets == prev.tx_packets && new_pauses;
+        let paused = new_pauses || obs.paused_time > prev.paused_time;
+        let stuck = obs.has_packets && obs.tx_packets == prev.tx_packets && paused;
         if !stuck {
             self.suspect_since = None;
             return None;
@@ -111,6 +121,7 @@ impl QueueWatchdog {
         if now - since >= cfg.detection_time {
             self.stormed = true;
             self.storms += 1;
+            self.first_detected.get_or_insert(now);
             return Some(Transition::StormDetected);
         }
         None
@@ -138,6 +149,7 @@ mod tests {
                 has_packets: true,
                 tx_packets: 10,
                 pause_frames: pauses,
+                paused_time: Time::ZERO,
             };
             if w.poll(&cfg, Time::from_ms(50 * i), obs) == Some(Transition::StormDetected) {
                 detected_at = Some(50 * i);
@@ -155,6 +167,7 @@ mod tests {
                 has_packets: true,
                 tx_packets: 10,
                 pause_frames: pauses,
+                paused_time: Time::ZERO,
             };
             if w.poll(&cfg, Time::from_ms(50 * i), obs) == Some(Transition::Restored) {
                 restored_at = Some(50 * i);
@@ -179,8 +192,36 @@ mod tests {
                 has_packets: true,
                 tx_packets: i,
                 pause_frames: i,
+                paused_time: Time::ZERO,
             };
             assert_eq!(w.poll(&cfg, Time::from_ms(10 * i), obs), None);
         }
+    }
+
+    #[test]
+    fn a_pause_refreshed_less_often_than_the_poll_still_counts() {
+        // The peer refreshes XOFF every 3 polls; pause time grows at every poll.
+        let cfg = WatchdogConfig {
+            action: WatchdogAction::Drop,
+            detection_time: Time::from_us(1000),
+            restoration_time: Time::from_us(1000),
+            polling_interval: Time::from_us(100),
+        };
+        let mut w = QueueWatchdog::default();
+        let mut detected = None;
+        for i in 0..30u64 {
+            let obs = Observation {
+                has_packets: true,
+                tx_packets: 5,
+                pause_frames: i / 3,
+                paused_time: Time::from_us(100 * i),
+            };
+            if w.poll(&cfg, Time::from_us(100 * i), obs) == Some(Transition::StormDetected) {
+                detected.get_or_insert(i);
+            }
+        }
+        // Stuck from the poll at 100 µs on, counted from 0: detected at 1 ms.
+        assert_eq!(detected, Some(10));
+        assert_eq!(w.first_detected, Some(Time::from_us(1000)));
     }
 }

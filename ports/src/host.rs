@@ -413,7 +413,10 @@ impl Host {
     /// Next internal deadline: XON of the receive buffer, PFC refresh.
     pub fn poll_timeout(&self) -> Option<Time> {
         let mut best = self.pfc.poll_timeout();
-        if let (Some(rx), true) = (self.nic.rx_buffer, self.pfc.xoff_mask() != 0) {
+        if let (Some(rx), true) = (
+            self.nic.rx_buffer,
+            self.pfc.xoff_mask() != 0 && self.nic.rx_buffer.is_some_and(|rx| rx.drain.bps() > 0),
+        ) {
             // When the drain brings the buffer under the XON level.
             let above = (self.occupancy + 1).saturating_sub(rx.xon.get());
             let t = self.occupancy_at + rx.drain.time_for_bytes_ceil(above);
@@ -452,6 +455,17 @@ impl Host {
                 Some(pkt) => emit(pkt),
                 None => break,
             }
+        }
+    }
+
+    /// From `now` on, the host's software drains its receive buffer at `rate` (0: it
+    /// stops reading, so the NIC holds its XOFF and refreshes it: a pause storm). No-op
+    /// without a receive buffer.
+    pub fn set_drain(&mut self, rate: Rate, now: Time) {
+        self.drain_to(now);
+        self.occupancy_at = self.occupancy_at.max(now);
+        if let Some(rx) = &mut self.nic.rx_buffer {
+            rx.drain = rate;
         }
     }
 

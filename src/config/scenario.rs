@@ -3,7 +3,7 @@
 //! is what `lossless run` adds around them (hosts, links, flows, events, outputs, the
 //! measurement window).
 
-use lossless_buffer_model::{Length, Time};
+use lossless_buffer_model::{Length, Rate, Time};
 use lossless_pipeline::config::SwitchConfig;
 use lossless_ports::flow::FlowSpec;
 use lossless_ports::host::NicConfig;
@@ -154,6 +154,8 @@ pub enum Action {
     Link(bool),
     /// Deliver a frame (bytes held, declared length) as if received.
     Inject(Vec<u8>, u32),
+    /// A host's software drains its receive buffer at this rate from now on (0: stuck).
+    Drain(Rate),
 }
 
 /// A scheduled event.

@@ -201,6 +201,8 @@ pub struct EventRaw {
     pub link: Option<Val<String>>,
     /// Deliver a frame as if just received on the port.
     pub inject: Option<Val<InjectRaw>>,
+    /// A host's new receive-drain rate (0: it stops reading, a stuck receiver).
+    pub drain: Option<Val<Scalar>>,
 }
 
 /// A frame to inject.

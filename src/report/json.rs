@@ -107,6 +107,8 @@ fn port(
             storms: w.storms,
             restorations: w.restorations,
             dropped_packets: w.dropped_packets,
+            first_storm_ps: w.first_detected.map(|t| t.0),
+            last_restored_ps: w.last_restored.map(|t| t.0),
         })
         .collect();
     PortReport {

@@ -298,6 +298,10 @@ pub struct WatchdogReport {
     pub restorations: u64,
     /// Frames the drop action discarded.
     pub dropped_packets: u64,
+    /// When the first storm was detected (the poll that saw it), ps.
+    pub first_storm_ps: Option<u64>,
+    /// When the queue was last restored, ps (null: still stormed at the end).
+    pub last_restored_ps: Option<u64>,
 }
 
 /// A pool.

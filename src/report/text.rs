@@ -337,6 +337,35 @@ fn pfcstat(o: &mut String, ports: &[Value]) {
             let _ = writeln!(o, "{line}");
         }
     }
+    let storms: Vec<String> = ports
+        .iter()
+        .flat_map(|p| {
+            let port = s(&p["port"]).to_string();
+            p["pfcwd"].as_array().into_iter().flatten().map(move |w| {
+                let restored = w["last_restored_ps"]
+                    .as_u64()
+                    .map_or("still stormed at the end".to_string(), |t| {
+                        format!("last restored {}", time(t))
+                    });
+                format!(
+                    "    {:<12} queue {}: {} storm(s), first detected {}, {}; {} restoration(s), {} frames dropped",
+                    port,
+                    w["queue"],
+                    w["storms"],
+                    w["first_storm_ps"].as_u64().map_or("-".to_string(), time),
+                    restored,
+                    w["restorations"],
+                    w["dropped_packets"],
+                )
+            })
+        })
+        .collect();
+    if !storms.is_empty() {
+        let _ = writeln!(o, "  PFC watchdog: stormed queues");
+        for line in storms {
+            let _ = writeln!(o, "{line}");
+        }
+    }
     let paused: Vec<_> = ports
         .iter()
         .filter_map(|p| {

@@ -569,7 +569,10 @@ impl Sim {
                 self.observers.frame(p.switch, p.port, now, &pkt);
                 self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
-            (Target::Host(_), Action::Inject(..)) => unreachable!("rejected by the config"),
+            (Target::Host(h), Action::Drain(rate)) => self.hosts[h].host.set_drain(rate, now),
+            (Target::Host(_), Action::Inject(..)) | (Target::Switch(_), Action::Drain(_)) => {
+                unreachable!("rejected by the config")
+            }
         }
         match target {
             Target::Switch(p) => self.schedule(Node::Switch(p.switch as u32)),

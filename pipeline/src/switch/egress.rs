@@ -206,10 +206,16 @@ impl Switch {
                     .filter(|pr| prios & (1 << pr) != 0)
                     .map(|pr| p.counters.pfc.rx_xoff[pr])
                     .sum();
+                let paused_time = (0..PRIORITIES)
+                    .filter(|pr| prios & (1 << pr) != 0)
+                    .map(|pr| p.pause.paused_total(pr, now))
+                    .max()
+                    .unwrap_or(Time::ZERO);
                 let obs = Observation {
                     has_packets: !p.queues[q].is_empty(),
                     tx_packets: p.queue_counters[q].tx_packets,
                     pause_frames,
+                    paused_time,
                 };
                 let change = p.watchdog[q].poll(&cfg, now, obs);
                 if change.is_some() {

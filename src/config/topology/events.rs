@@ -1,13 +1,14 @@
 //! `events:`: what happens at a virtual time — a transmitter disabled or enabled, a link
-//! down or up, a frame injected as if just received (a PFC frame, or any bytes in hex).
+//! down or up, a frame injected as if just received (a PFC frame, or any bytes in hex), a
+//! host's receive drain changed (a receiver that slows down or stops reading).
 
 use super::PatchPanel;
 use crate::config::diag::{Diag, Key};
 use crate::config::scenario::{Action, EventSpec, HostSpec, Target};
-use crate::config::schema::{EventRaw, InjectRaw, Val};
+use crate::config::schema::{EventRaw, InjectRaw, Scalar, Val};
 use crate::config::values::line;
 use crate::config::words::{LinkState, TxState};
-use lossless_buffer_model::{Bytes, Time};
+use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::wire::pfc::{emit_pfc, PFC_FRAME_LEN};
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -30,12 +31,43 @@ pub fn resolve(
         Some(h) => Target::Host(h),
         None => Target::Switch(cx.port_ref(&r.port, &k.at("port"))?),
     };
-    let action = match (&r.tx, &r.link, &r.inject) {
-        (Some(t), None, None) => Action::Tx(d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable),
-        (None, Some(l), None) => {
-            Action::Link(d.word::<LinkState>(l, &k.at("link"))? == LinkState::Up)
+    let given = [
+        r.tx.is_some(),
+        r.link.is_some(),
+        r.inject.is_some(),
+        r.drain.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return d.error(
+            line(e),
+            &k,
+            "an event does exactly one of `tx`, `link`, `inject` or `drain`",
+        );
+    }
+    let action = match (&r.tx, &r.link, &r.inject, &r.drain) {
+        (Some(t), ..) => Action::Tx(d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable),
+        (_, Some(l), ..) => Action::Link(d.word::<LinkState>(l, &k.at("link"))? == LinkState::Up),
+        (_, _, _, Some(rate)) => {
+            let has_buffer = match target {
+                Target::Host(h) => hosts[h].nic.rx_buffer.is_some(),
+                Target::Switch(_) => false,
+            };
+            if !has_buffer {
+                return d.error(
+                    line(&r.port),
+                    &k.at("port"),
+                    "`drain` changes a host's receive drain: the port must be a host with \
+                     `rx_buffer` and `drain`",
+                );
+            }
+            // 0 (a receiver that stopped reading) is a drain rate, though not a link speed.
+            Action::Drain(if is_zero_rate(&rate.value) {
+                Rate(0)
+            } else {
+                d.unit(rate, &k.at("drain"))?
+            })
         }
-        (None, None, Some(inj)) => {
+        (_, _, Some(inj), _) => {
             if matches!(target, Target::Host(_)) {
                 return d.error(
                     line(&r.port),
@@ -45,13 +77,7 @@ pub fn resolve(
             }
             inject(cx, &k, &inj.value, &r.port)?
         }
-        _ => {
-            return d.error(
-                line(e),
-                &k,
-                "an event does exactly one of `tx`, `link` or `inject`",
-            )
-        }
+        (None, None, None, None) => unreachable!("exactly one was given"),
     };
     if let Some(end) = duration.filter(|end| at >= *end) {
         d.warn(
@@ -61,6 +87,20 @@ pub fn resolve(
         );
     }
     Ok(EventSpec { at, target, action })
+}
+
+/// `0`, `0G`, `0Gb/s`, …: a rate of zero, which link speeds reject but a drain allows.
+fn is_zero_rate(v: &Scalar) -> bool {
+    match v {
+        Scalar::Int(0) => true,
+        Scalar::Float(f) => *f == 0.0,
+        Scalar::Str(s) => {
+            let digits = s.trim_end_matches(|c: char| !c.is_ascii_digit() && c != '.');
+            let unit = &s[digits.len()..];
+            digits.parse::<f64>() == Ok(0.0) && format!("1{unit}").parse::<Rate>().is_ok()
+        }
+        _ => false,
+    }
 }
 
 /// `inject: {pfc: {priority: quanta}}` or `{hex: "…", len}`.
@@ -161,6 +201,14 @@ mod tests {
             (
                 "{at: 1us, port: h, tx: enable, link: up}",
                 "events[0]: an event does exactly one of",
+            ),
+            (
+                "{at: 1us, port: h, drain: 0}",
+                "events[0].port: `drain` changes a host's receive drain",
+            ),
+            (
+                "{at: 1us, port: s:Ethernet1, drain: 10G}",
+                "events[0].port: `drain` changes a host's receive drain",
             ),
             (
                 "{at: 1us, port: h, inject: {hex: \"00\"}}",
