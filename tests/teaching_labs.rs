@@ -6,29 +6,27 @@ mod common;
 use common::{lossless, root, tmp, u};
 use serde_json::Value;
 
-/// `lossless run LAB --sweep KEY=VALUES --metric totals.lossless_drops --metric PGS`.
-fn sweep(lab: &str, key: &str, values: &[String]) -> Vec<(String, u64, u64)> {
-    let out = tmp(&format!("{lab}-{}.json", key.replace('.', "_")));
-    let file = root().join(format!("configs/labs/{lab}.yaml"));
-    let arg = format!("{key}={}", values.join(","));
-    let o = lossless(&[
-        "run",
-        file.to_str().unwrap(),
-        "--quiet",
-        "--sweep",
-        &arg,
-        "--metric",
-        "totals.lossless_drops",
-        "--metric",
-        "switches.tor.ports.1.pgs",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
+/// `lossless run FILE --quiet --sweep ARG --metric M…`: the JSON rows, written to `out`.
+fn sweep_rows(file: &std::path::Path, arg: &str, metrics: &[&str], out: &str) -> Vec<Value> {
+    let out = tmp(out);
+    let mut args = vec!["run", file.to_str().unwrap(), "--quiet", "--sweep", arg];
+    for m in metrics {
+        args.extend(["--metric", m]);
+    }
+    args.extend(["--json", out.to_str().unwrap()]);
+    let o = lossless(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    r["rows"]
-        .as_array()
-        .unwrap()
+    r["rows"].as_array().unwrap().clone()
+}
+
+/// `lossless run LAB --sweep KEY=VALUES --metric totals.lossless_drops --metric PGS`.
+fn sweep(lab: &str, key: &str, values: &[String]) -> Vec<(String, u64, u64)> {
+    let out = format!("{lab}-{}.json", key.replace('.', "_"));
+    let file = root().join(format!("configs/labs/{lab}.yaml"));
+    let arg = format!("{key}={}", values.join(","));
+    let metrics = ["totals.lossless_drops", "switches.tor.ports.1.pgs"];
+    sweep_rows(&file, &arg, &metrics, &out)
         .iter()
         .map(|row| {
             let m = &row["metrics"];
@@ -160,26 +158,12 @@ fn nic_settings(text: &str) -> &str {
 
 /// Flow throughputs (Gb/s) of fa and fb in each row of a seed sweep.
 fn seed_gaps(file: &std::path::Path, seeds: &str) -> Vec<f64> {
-    let out = tmp(&format!(
+    let out = format!(
         "evp-seeds-{}.json",
         file.file_stem().unwrap().to_str().unwrap()
-    ));
-    let o = lossless(&[
-        "run",
-        file.to_str().unwrap(),
-        "--quiet",
-        "--sweep",
-        &format!("seed={seeds}"),
-        "--metric",
-        "flows.*.throughput_bps",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    r["rows"]
-        .as_array()
-        .unwrap()
+    );
+    let seeds = format!("seed={seeds}");
+    sweep_rows(file, &seeds, &["flows.*.throughput_bps"], &out)
         .iter()
         .map(|row| {
             let m = &row["metrics"];
@@ -312,23 +296,8 @@ fn pfc_basics_answers() {
 fn hol_blocking_answers() {
     // docs/labs/hol-blocking.md.
     let file = root().join("configs/labs/hol-blocking.yaml");
-    let out = tmp("hol-sweep.json");
-    let o = lossless(&[
-        "run",
-        file.to_str().unwrap(),
-        "--quiet",
-        "--sweep",
-        "flows.v.dscp=3,4",
-        "--metric",
-        "flows",
-        "--metric",
-        "switches.tor.ports",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    let rows = r["rows"].as_array().unwrap();
+    let metrics = ["flows", "switches.tor.ports"];
+    let rows = sweep_rows(&file, "flows.v.dscp=3,4", &metrics, "hol-sweep.json");
     let gbps = |row: &Value, f: &str| {
         let flows = &row["metrics"]["flows"];
         common::f(&common::named(flows, f)["throughput_bps"]) / 1e9
@@ -336,7 +305,7 @@ fn hol_blocking_answers() {
     let line = 1518.0 / 1538.0 * 100.0; // 98.70 Gb/s of frames
     let third = line / 3.0;
     // 1. a, b, c: a third each (within 1 %).
-    for row in rows {
+    for row in &rows {
         for f in ["a", "b", "c"] {
             let t = gbps(row, f);
             assert!((t - third).abs() < 0.01 * third, "{f}: {t}");
@@ -385,27 +354,9 @@ fn hol_blocking_answers() {
 fn pause_storm_answers() {
     // docs/labs/pause-storm.md.
     let file = root().join("configs/labs/pause-storm.yaml");
-    let out = tmp("storm-sweep.json");
-    let o = lossless(&[
-        "run",
-        file.to_str().unwrap(),
-        "--quiet",
-        "--sweep",
-        "switches.tor.qos.pfcwd.action=drop,forward,alert",
-        "--metric",
-        "flows",
-        "--metric",
-        "hosts",
-        "--metric",
-        "switches.tor.ports",
-        "--metric",
-        "totals",
-        "--json",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
-    let rows = r["rows"].as_array().unwrap();
+    let metrics = ["flows", "hosts", "switches.tor.ports", "totals"];
+    let arg = "switches.tor.qos.pfcwd.action=drop,forward,alert";
+    let rows = sweep_rows(&file, arg, &metrics, "storm-sweep.json");
     let m = |i: usize, k: &str| rows[i]["metrics"][k].clone();
     let slot = 2.0 * 123.04; // ns between two frames of a (s alternates a and v)
     let ms = |ps: u64| ps as f64 / 1e9;
