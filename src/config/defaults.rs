@@ -160,5 +160,6 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("flows[].src_port / dst_port", format!("{SRC_PORT_BASE} + index / {DST_PORT} (rocev2: 4791)"), "UDP ports"),
         ("outputs.pcap", format!("snaplen {SNAPLEN}, dir {OUTPUT_DIR}/<file stem>"), "both directions of each port"),
         ("outputs.timeseries.csv", format!("{OUTPUT_DIR}/<file stem>-timeseries.csv"), "one row per node, port, priority and sample"),
+        ("outputs.timeseries", "sample interval, every port and host, priorities 0-7, the whole run, format long".to_string(), "`sample: change` and `format: wide` on request"),
     ]
 }

@@ -19,7 +19,7 @@ pub mod words;
 pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
 pub use scenario::{
     Action, EventSpec, FlowDef, HopAt, HostSpec, LinkSpec, Measure, Outputs, PcapOut, PendingMac,
-    PortRef, RunSpec, Scenario, SwitchSpec, Target, TimeseriesOut,
+    PortRef, RunSpec, Sampling, Scenario, SwitchSpec, Target, TimeseriesOut,
 };
 
 use std::path::Path;

@@ -3,6 +3,7 @@
 //! is what `lossless run` adds around them (hosts, links, flows, events, outputs, the
 //! measurement window).
 
+use crate::config::words::CsvFormat;
 use lossless_buffer_model::{Length, Rate, Time};
 use lossless_pipeline::config::SwitchConfig;
 use lossless_ports::flow::FlowSpec;
@@ -183,10 +184,30 @@ pub struct PcapOut {
 /// Time-series output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeseriesOut {
-    /// Sampling interval.
-    pub interval: Time,
+    /// When a row is written.
+    pub sample: Sampling,
+    /// What is recorded: switch ports and host NICs, in file order.
+    pub nodes: Vec<Target>,
+    /// Bitmap of the priorities recorded.
+    pub priorities: u8,
+    /// Recorded window: from, and to (None: the end of the run).
+    pub from: Time,
+    /// End of the window.
+    pub to: Option<Time>,
+    /// Row layout.
+    pub format: CsvFormat,
     /// CSV path.
     pub csv: PathBuf,
+}
+
+/// When the time series writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// A sample every interval, from the window's start.
+    Every(Time),
+    /// The state at the window's start, then at the end of every instant at which a
+    /// recorded value changed (each change at the event that caused it).
+    OnChange,
 }
 
 /// Output files.

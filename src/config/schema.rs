@@ -245,8 +245,20 @@ pub struct PcapRaw {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimeseriesRaw {
-    /// Sampling interval.
-    pub interval: Val<Scalar>,
+    /// `interval` (a row every `interval`) or `change` (a row when a value changes).
+    pub sample: Option<Val<String>>,
+    /// Sampling interval (with `sample: interval`).
+    pub interval: Option<Val<Scalar>>,
+    /// `switch:Port` or host names to record (default: all).
+    pub ports: Option<Vec<Val<String>>>,
+    /// Priorities to record (default: 0–7).
+    pub priorities: Option<Vec<Val<i64>>>,
+    /// Start of the recorded window.
+    pub from: Option<Val<Scalar>>,
+    /// End of the recorded window.
+    pub to: Option<Val<Scalar>>,
+    /// `long` (a row per node, port, priority) or `wide` (a row per sample).
+    pub format: Option<Val<String>>,
     /// CSV path.
     pub csv: Option<Val<String>>,
 }

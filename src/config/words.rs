@@ -18,6 +18,26 @@ macro_rules! words {
 }
 
 words! {
+    /// `outputs.timeseries.sample`.
+    SampleWord {
+        /// A row every `interval`.
+        Interval = "interval",
+        /// A row when a recorded value changes.
+        Change = "change",
+    }
+}
+
+words! {
+    /// `outputs.timeseries.format`, the CSV layout.
+    CsvFormat {
+        /// One row per node, port, priority and sample (`time_ps,node,port,prio,…`).
+        Long = "long",
+        /// One row per sample, one column per series (`tor:Ethernet0:3:queue_bytes`, …).
+        Wide = "wide",
+    }
+}
+
+words! {
     /// `pools.*.mode`.
     PoolMode {
         /// Users' limits are static_th bytes.

@@ -190,7 +190,7 @@ impl Sim {
             }
         }
         let hosts = build::hosts(&scenario, &cabling);
-        let observers = Observers::create(&scenario, opts)?;
+        let observers = Observers::create(&scenario, opts, &switches, &hosts)?;
         let measure = scenario.run.measure;
         let flows_rx = scenario
             .run
@@ -255,8 +255,8 @@ impl Sim {
                 self.queue.push(e.at, Ev::Scheduled(i as u32));
             }
         }
-        if self.observers.sample_interval().is_some() {
-            self.queue.push(Time::ZERO, Ev::Sample);
+        if let Some(from) = self.observers.series_from().filter(|f| *f <= self.end) {
+            self.queue.push(from, Ev::Sample);
         }
         if self.measure.from == Time::ZERO {
             self.sample_window(true);
@@ -289,6 +289,7 @@ impl Sim {
                 break;
             }
             self.now = t;
+            self.observers.instant(t, &self.switches, &mut self.hosts)?;
             if matches!(ev, Next::Event(Ev::Record)) {
                 self.record();
                 continue;
@@ -343,7 +344,7 @@ impl Sim {
         if self.window_close.is_none() {
             self.sample_window(false);
         }
-        self.observers.finish()?;
+        self.observers.finish(&self.switches, &mut self.hosts)?;
         if let Some(path) = self.pfc_log.clone() {
             pfc_log::write(&path, self.switches.iter_mut().map(|n| &mut n.sw)).map_err(
                 |source| SimError::Output {
@@ -641,16 +642,13 @@ impl Sim {
 
     fn sample(&mut self) -> Result<(), SimError> {
         let now = self.now;
-        let Some(interval) = self.observers.sample_interval() else {
-            return Ok(());
-        };
         self.observers
             .sample(now, &self.switches, &mut self.hosts)?;
-        let next = now + interval;
-        if next <= self.end
-            && !(self.until_idle && self.in_flight == 0 && now > Time::ZERO && self.idle())
-        {
-            self.queue.push(next, Ev::Sample);
+        let next = self.observers.next_sample(now + Time(1));
+        if let Some(next) = next.filter(|n| *n <= self.end) {
+            if !(self.until_idle && self.in_flight == 0 && now > Time::ZERO && self.idle()) {
+                self.queue.push(next, Ev::Sample);
+            }
         }
         Ok(())
     }

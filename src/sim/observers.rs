@@ -41,7 +41,12 @@ pub struct Observers {
 impl Observers {
     /// Open the files of `scenario`: its `outputs.pcap` (in `opts.pcap_dir` when given;
     /// every switch port when the file names none) and its time series.
-    pub fn create(scenario: &Scenario, opts: &RunOptions) -> Result<Observers, SimError> {
+    pub fn create(
+        scenario: &Scenario,
+        opts: &RunOptions,
+        switches: &[SwitchNode],
+        hosts: &[HostNode],
+    ) -> Result<Observers, SimError> {
         let pcap = match (&scenario.run.outputs.pcap, &opts.pcap_dir) {
             (Some(p), dir) => Some((
                 p.ports.clone(),
@@ -86,7 +91,7 @@ impl Observers {
         let sampler = match &scenario.run.outputs.timeseries {
             Some(ts) => {
                 let s =
-                    Sampler::create(&ts.csv, ts.interval).map_err(|source| SimError::Output {
+                    Sampler::create(ts, switches, hosts).map_err(|source| SimError::Output {
                         path: ts.csv.clone(),
                         source,
                     })?;
@@ -120,9 +125,36 @@ impl Observers {
         self.failed.take()
     }
 
-    /// The sampling interval of the time series, if one is written.
-    pub fn sample_interval(&self) -> Option<Time> {
-        self.sampler.as_ref().map(|(s, _)| s.interval())
+    /// When the time series next samples at or after `now` (None: no regular samples
+    /// left).
+    pub fn next_sample(&self, now: Time) -> Option<Time> {
+        self.sampler.as_ref().and_then(|(s, _)| s.next_sample(now))
+    }
+
+    /// Where the time series' window starts, if one is written.
+    pub fn series_from(&self) -> Option<Time> {
+        self.sampler.as_ref().map(|(s, _)| s.from())
+    }
+
+    /// Before an event at `t`: with `sample: change`, write what the instant before it
+    /// changed.
+    pub fn instant(
+        &mut self,
+        t: Time,
+        switches: &[SwitchNode],
+        hosts: &mut [HostNode],
+    ) -> Result<(), SimError> {
+        let Some((s, path)) = &mut self.sampler else {
+            return Ok(());
+        };
+        if !s.on_change() {
+            return Ok(());
+        }
+        s.instant(t, switches, hosts)
+            .map_err(|source| SimError::Output {
+                path: path.clone(),
+                source,
+            })
     }
 
     /// Write one time-series sample at `now`.
@@ -143,12 +175,16 @@ impl Observers {
     }
 
     /// Flush every file.
-    pub fn finish(&mut self) -> Result<(), SimError> {
+    pub fn finish(
+        &mut self,
+        switches: &[SwitchNode],
+        hosts: &mut [HostNode],
+    ) -> Result<(), SimError> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
         if let Some((s, path)) = self.sampler.take() {
-            s.finish()
+            s.finish(switches, hosts)
                 .map_err(|source| SimError::Output { path, source })?;
         }
         for tap in self.captures.iter_mut().flatten().filter_map(Option::take) {

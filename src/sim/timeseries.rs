@@ -1,88 +1,267 @@
-//! Periodic samples of the network state to CSV: per switch port and priority the egress
-//! queue depth, the ingress PG's shared and headroom use, whether the port is paused and
-//! whether it holds its peer in XOFF; per host NIC the same pause view.
+//! The CSV time series (`outputs.timeseries`): per recorded switch port and priority the
+//! egress queue depth, the ingress PG's shared and headroom use, whether the port is paused
+//! and whether it holds its peer in XOFF; per recorded host NIC its receive-buffer
+//! occupancy and, per priority, whether it is paused.
 //!
-//! Columns: `time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff`.
+//! Rows come every `interval` or, with `sample: change`, at the end of each instant at
+//! which a recorded value changed (the first row of the window holds every series). Long
+//! layout: `time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff`
+//! (a host's row: `…,host,nic,prio,rx_buffer_bytes,,,paused,`), with `sample: change` only
+//! the rows that changed. Wide layout: `time_ps` and one column per series, such as
+//! `tor:Ethernet0:3:queue_bytes` or `h0:rx_buffer_bytes`.
 
 use super::{HostNode, SwitchNode};
+use crate::config::words::CsvFormat;
+use crate::config::{Sampling, Target, TimeseriesOut};
 use lossless_buffer_model::{Time, PRIORITIES};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
 
-/// Writes one row per (node, port, priority) per sample.
+/// Values of one switch port and priority, in column order.
+const PORT_SERIES: [&str; 5] = [
+    "queue_bytes",
+    "pg_shared_bytes",
+    "pg_headroom_bytes",
+    "paused",
+    "xoff",
+];
+
+/// The priorities of a bitmap, in order.
+fn prios(mask: u8) -> impl Iterator<Item = usize> {
+    (0..PRIORITIES).filter(move |p| mask & (1 << p) != 0)
+}
+
+/// Writes the recorded series.
 pub struct Sampler {
     out: BufWriter<File>,
-    interval: Time,
+    spec: TimeseriesOut,
+    /// Values last written (empty before the first row), in wide column order.
+    last: Vec<u64>,
+    /// With `sample: change`: the instant whose end state is still to be compared.
+    pending: Option<Time>,
 }
 
 impl Sampler {
-    /// Create the CSV (and its directory) and write the header.
-    pub fn create(path: &Path, interval: Time) -> io::Result<Sampler> {
-        if let Some(d) = path.parent() {
+    /// Create the CSV (and its directory) and write the header (the wide one names each
+    /// series by its switch and port, or host).
+    pub fn create(
+        spec: &TimeseriesOut,
+        switches: &[SwitchNode],
+        hosts: &[HostNode],
+    ) -> io::Result<Sampler> {
+        if let Some(d) = spec.csv.parent() {
             std::fs::create_dir_all(d)?;
         }
-        let mut out = BufWriter::new(File::create(path)?);
-        writeln!(
+        let mut out = BufWriter::new(File::create(&spec.csv)?);
+        match spec.format {
+            CsvFormat::Long => writeln!(
+                out,
+                "time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff"
+            )?,
+            CsvFormat::Wide => {
+                let mut cols = vec!["time_ps".to_string()];
+                for node in &spec.nodes {
+                    match *node {
+                        Target::Switch(p) => {
+                            let sw = &switches[p.switch].sw;
+                            let name =
+                                format!("{}:{}", sw.config().name, sw.config().ports[p.port].name);
+                            for prio in prios(spec.priorities) {
+                                cols.extend(
+                                    PORT_SERIES.iter().map(|v| format!("{name}:{prio}:{v}")),
+                                );
+                            }
+                        }
+                        Target::Host(h) => {
+                            let name = &hosts[h].host.name;
+                            cols.push(format!("{name}:rx_buffer_bytes"));
+                            cols.extend(
+                                prios(spec.priorities).map(|prio| format!("{name}:{prio}:paused")),
+                            );
+                        }
+                    }
+                }
+                writeln!(out, "{}", cols.join(","))?;
+            }
+        }
+        Ok(Sampler {
             out,
-            "time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff"
-        )?;
-        Ok(Sampler { out, interval })
+            spec: spec.clone(),
+            last: Vec::new(),
+            pending: None,
+        })
     }
 
-    /// Sampling interval.
-    pub fn interval(&self) -> Time {
-        self.interval
+    fn prios(&self) -> impl Iterator<Item = usize> {
+        prios(self.spec.priorities)
     }
 
-    /// Write the rows of one sample at `now`.
+    /// The next regular sample at or after `now`: None with `sample: change` or past the
+    /// window.
+    pub fn next_sample(&self, now: Time) -> Option<Time> {
+        let Sampling::Every(i) = self.spec.sample else {
+            return None;
+        };
+        let from = self.spec.from;
+        let t = if now <= from {
+            from
+        } else {
+            from + Time((now - from).0.div_ceil(i.0) * i.0)
+        };
+        self.in_window(t).then_some(t)
+    }
+
+    /// Where the window starts (the first sample, or the baseline of `sample: change`).
+    pub fn from(&self) -> Time {
+        self.spec.from
+    }
+
+    fn in_window(&self, t: Time) -> bool {
+        t >= self.spec.from && self.spec.to.is_none_or(|to| t <= to)
+    }
+
+    /// Does the engine call [`Sampler::instant`] before each event?
+    pub fn on_change(&self) -> bool {
+        self.spec.sample == Sampling::OnChange
+    }
+
+    /// Every recorded value at `now`, in wide column order.
+    fn values(&self, now: Time, switches: &[SwitchNode], hosts: &mut [HostNode]) -> Vec<u64> {
+        let mut v = Vec::with_capacity(self.last.len());
+        for node in &self.spec.nodes {
+            match *node {
+                Target::Switch(p) => {
+                    let sw = &switches[p.switch].sw;
+                    let cell = sw.mmu().cell();
+                    let port = &sw.ports()[p.port];
+                    let paused = port.pause.paused_mask(now);
+                    let xoff = port.xoff_mask();
+                    for prio in self.prios() {
+                        let i = p.port * PRIORITIES + prio;
+                        let (q, g) = (&sw.mmu().queues[i], &sw.mmu().pgs[i]);
+                        v.extend([
+                            q.used() * cell,
+                            g.shared_used * cell,
+                            g.headroom_used * cell,
+                            ((paused >> prio) & 1) as u64,
+                            ((xoff >> prio) & 1) as u64,
+                        ]);
+                    }
+                }
+                Target::Host(h) => {
+                    let host = &mut hosts[h].host;
+                    v.push(host.occupancy(now));
+                    let paused = host.pause.paused_mask(now);
+                    v.extend(self.prios().map(|prio| ((paused >> prio) & 1) as u64));
+                }
+            }
+        }
+        v
+    }
+
+    /// Write the rows at `now`: every row, or with `only_changed` those whose values
+    /// differ from the last written.
+    fn write(
+        &mut self,
+        now: Time,
+        switches: &[SwitchNode],
+        hosts: &mut [HostNode],
+        only_changed: bool,
+    ) -> io::Result<()> {
+        let v = self.values(now, switches, hosts);
+        let only_changed = only_changed && self.last.len() == v.len();
+        if only_changed && v == self.last {
+            return Ok(());
+        }
+        let t = now.as_ps();
+        match self.spec.format {
+            CsvFormat::Wide => {
+                write!(self.out, "{t}")?;
+                for x in &v {
+                    write!(self.out, ",{x}")?;
+                }
+                writeln!(self.out)?;
+            }
+            CsvFormat::Long => {
+                let prios: Vec<usize> = self.prios().collect();
+                let mut at = 0;
+                for node in &self.spec.nodes {
+                    match *node {
+                        Target::Switch(p) => {
+                            let sw = &switches[p.switch].sw;
+                            let (name, port) = (&sw.config().name, &sw.config().ports[p.port].name);
+                            for prio in &prios {
+                                let row = &v[at..at + 5];
+                                if !only_changed || row != &self.last[at..at + 5] {
+                                    writeln!(
+                                        self.out,
+                                        "{t},{name},{port},{prio},{},{},{},{},{}",
+                                        row[0], row[1], row[2], row[3], row[4]
+                                    )?;
+                                }
+                                at += 5;
+                            }
+                        }
+                        Target::Host(h) => {
+                            let name = &hosts[h].host.name;
+                            let occ = v[at];
+                            let occ_changed = !only_changed || occ != self.last[at];
+                            at += 1;
+                            for prio in &prios {
+                                if occ_changed || v[at] != self.last[at] {
+                                    writeln!(self.out, "{t},{name},nic,{prio},{occ},,,{},", v[at])?;
+                                }
+                                at += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.last = v;
+        Ok(())
+    }
+
+    /// A regular sample (or, with `sample: change`, the start of the window) at `now`.
     pub fn sample(
         &mut self,
         now: Time,
         switches: &[SwitchNode],
         hosts: &mut [HostNode],
     ) -> io::Result<()> {
-        let t = now.as_ps();
-        for s in switches {
-            let sw = &s.sw;
-            let cell = sw.mmu().cell();
-            for (p, port) in sw.ports().iter().enumerate() {
-                let name = &sw.config().ports[p].name;
-                let paused = port.pause.paused_mask(now);
-                let xoff = port.xoff_mask();
-                for prio in 0..PRIORITIES {
-                    let q = &sw.mmu().queues[p * PRIORITIES + prio];
-                    let g = &sw.mmu().pgs[p * PRIORITIES + prio];
-                    writeln!(
-                        self.out,
-                        "{t},{},{name},{prio},{},{},{},{},{}",
-                        sw.config().name,
-                        q.used() * cell,
-                        g.shared_used * cell,
-                        g.headroom_used * cell,
-                        (paused >> prio) & 1,
-                        (xoff >> prio) & 1
-                    )?;
-                }
+        match self.spec.sample {
+            Sampling::Every(_) => self.write(now, switches, hosts, false),
+            Sampling::OnChange => {
+                self.pending = Some(now);
+                Ok(())
             }
         }
-        for h in hosts {
-            let occ = h.host.occupancy(now);
-            let paused = h.host.pause.paused_mask(now);
-            for prio in 0..PRIORITIES {
-                writeln!(
-                    self.out,
-                    "{t},{},nic,{prio},{occ},,,{},",
-                    h.host.name,
-                    (paused >> prio) & 1
-                )?;
-            }
+    }
+
+    /// With `sample: change`, before an event at `t`: the instant before it is over, so
+    /// its end state is compared and written where it changed.
+    pub fn instant(
+        &mut self,
+        t: Time,
+        switches: &[SwitchNode],
+        hosts: &mut [HostNode],
+    ) -> io::Result<()> {
+        if let Some(p) = self.pending.filter(|p| t > *p) {
+            self.write(p, switches, hosts, true)?;
+            self.pending = None;
+        }
+        // After the window's first row, every instant in the window is compared.
+        if self.pending.is_none() && !self.last.is_empty() && self.in_window(t) {
+            self.pending = Some(t);
         }
         Ok(())
     }
 
-    /// Flush the file.
-    pub fn finish(mut self) -> io::Result<()> {
+    /// Write what is pending and flush the file.
+    pub fn finish(mut self, switches: &[SwitchNode], hosts: &mut [HostNode]) -> io::Result<()> {
+        if let Some(p) = self.pending.take() {
+            self.write(p, switches, hosts, true)?;
+        }
         self.out.flush()
     }
 }

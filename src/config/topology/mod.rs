@@ -138,7 +138,7 @@ pub fn resolve(
     }
     run.events.sort_by_key(|e| e.at);
     if let Some(o) = &raw.outputs {
-        run.outputs = outputs::resolve(&cx, stem, o)?;
+        run.outputs = outputs::resolve(&cx, stem, o, &run.hosts, duration)?;
     }
     if let Some(m) = &raw.measure {
         run.measure = outputs::measure(d, m, duration)?;

@@ -4,16 +4,25 @@
 use super::PatchPanel;
 use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
-use crate::config::scenario::{Measure, Outputs, PcapOut, TimeseriesOut};
-use crate::config::schema::{MeasureRaw, OutputsRaw, Val};
+use crate::config::scenario::{
+    HostSpec, Measure, Outputs, PcapOut, PortRef, Sampling, Target, TimeseriesOut,
+};
+use crate::config::schema::{MeasureRaw, OutputsRaw, TimeseriesRaw, Val};
 use crate::config::values::line;
+use crate::config::words::{CsvFormat, SampleWord};
 use lossless_buffer_model::Time;
 use std::path::PathBuf;
 
 type Result<T> = std::result::Result<T, Diag>;
 
 /// The outputs; default paths are under `out/` and named after the file `stem`.
-pub fn resolve(cx: &PatchPanel, stem: &str, o: &Val<OutputsRaw>) -> Result<Outputs> {
+pub fn resolve(
+    cx: &PatchPanel,
+    stem: &str,
+    o: &Val<OutputsRaw>,
+    hosts: &[HostSpec],
+    duration: Option<Time>,
+) -> Result<Outputs> {
     let (d, k) = (cx.d, Key::root("outputs"));
     let o = &o.value;
     let mut out = Outputs {
@@ -48,18 +57,129 @@ pub fn resolve(cx: &PatchPanel, stem: &str, o: &Val<OutputsRaw>) -> Result<Outpu
         });
     }
     if let Some(t) = &o.timeseries {
-        let kt = k.at("timeseries").at("interval");
-        let interval: Time = d.unit(&t.value.interval, &kt)?;
-        if interval == Time::ZERO {
-            return d.error(line(&t.value.interval), &kt, "must be above 0");
-        }
-        let csv = t.value.csv.as_ref().map_or_else(
-            || PathBuf::from(defaults::OUTPUT_DIR).join(format!("{stem}-timeseries.csv")),
-            |c| PathBuf::from(&c.value),
-        );
-        out.timeseries = Some(TimeseriesOut { interval, csv });
+        out.timeseries = Some(timeseries(cx, stem, t, hosts, duration)?);
     }
     Ok(out)
+}
+
+/// `outputs.timeseries`: what to record, when, in which window and layout.
+fn timeseries(
+    cx: &PatchPanel,
+    stem: &str,
+    t: &Val<TimeseriesRaw>,
+    hosts: &[HostSpec],
+    duration: Option<Time>,
+) -> Result<TimeseriesOut> {
+    let (d, k) = (cx.d, Key::root("outputs").at("timeseries"));
+    let r = &t.value;
+    let word = match &r.sample {
+        Some(s) => d.word::<SampleWord>(s, &k.at("sample"))?,
+        None => SampleWord::Interval,
+    };
+    let sample = match (word, &r.interval) {
+        (SampleWord::Interval, Some(i)) => {
+            let interval: Time = d.unit(i, &k.at("interval"))?;
+            if interval == Time::ZERO {
+                return d.error(line(i), &k.at("interval"), "must be above 0");
+            }
+            Sampling::Every(interval)
+        }
+        (SampleWord::Interval, None) => {
+            return d.error(
+                line(t),
+                &k.at("interval"),
+                "needed (such as 10us), or `sample: change`",
+            )
+        }
+        (SampleWord::Change, Some(i)) => {
+            return d.error(
+                line(i),
+                &k.at("interval"),
+                "`sample: change` writes a row at each change: no interval",
+            )
+        }
+        (SampleWord::Change, None) => Sampling::OnChange,
+    };
+    let nodes = match &r.ports {
+        None => {
+            let mut all: Vec<Target> = cx
+                .switches
+                .iter()
+                .enumerate()
+                .flat_map(|(s, sw)| {
+                    (0..sw.config.ports.len())
+                        .map(move |port| Target::Switch(PortRef { switch: s, port }))
+                })
+                .collect();
+            all.extend((0..hosts.len()).map(Target::Host));
+            all
+        }
+        Some(list) => {
+            let mut nodes = Vec::new();
+            for (i, v) in list.iter().enumerate() {
+                let ki = k.at("ports").index(i);
+                let node = match hosts.iter().position(|h| h.name == v.value) {
+                    Some(h) => Target::Host(h),
+                    None => Target::Switch(cx.port_ref(v, &ki)?),
+                };
+                if nodes.contains(&node) {
+                    return d.error(line(v), &ki, format!("`{}` is listed twice", v.value));
+                }
+                nodes.push(node);
+            }
+            nodes
+        }
+    };
+    let priorities = match &r.priorities {
+        None => 0xFF,
+        Some(list) => {
+            let mut mask = 0u8;
+            for (i, p) in list.iter().enumerate() {
+                if !(0..8).contains(&p.value) {
+                    return d.error(
+                        line(p),
+                        &k.at("priorities").index(i),
+                        format!("{} is not a priority 0–7", p.value),
+                    );
+                }
+                mask |= 1 << p.value;
+            }
+            mask
+        }
+    };
+    let from: Time = d.opt_unit(&r.from, &k.at("from"))?.unwrap_or(Time::ZERO);
+    let to: Option<Time> = d.opt_unit(&r.to, &k.at("to"))?;
+    if let Some(to) = to.filter(|to| *to <= from) {
+        return d.error(
+            r.to.as_ref().and_then(line),
+            &k.at("to"),
+            format!("{to} is not after `from` ({from})"),
+        );
+    }
+    if let Some(end) = duration.filter(|end| from >= *end) {
+        return d.error(
+            r.from.as_ref().and_then(line),
+            &k.at("from"),
+            format!("{from} is at or after the end of the run ({end})"),
+        );
+    }
+    let format = match &r.format {
+        Some(f) => d.word::<CsvFormat>(f, &k.at("format"))?,
+        None => CsvFormat::Long,
+    };
+    let csv = r.csv.as_ref().map_or_else(
+        || PathBuf::from(defaults::OUTPUT_DIR).join(format!("{stem}-timeseries.csv")),
+        |c| PathBuf::from(&c.value),
+    );
+    Ok(TimeseriesOut {
+        sample,
+        nodes,
+        priorities,
+        from,
+        to,
+        format,
+        csv,
+    })
 }
 
 /// `measure: {from, to}`, inside a run of `duration` (when given).
