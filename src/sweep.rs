@@ -31,8 +31,8 @@ impl std::str::FromStr for Sweep {
                 "`{key}`: a dotted key such as switches.tor.ports.cable"
             ));
         }
-        let values: Vec<String> = values
-            .split(',')
+        let values: Vec<String> = split_values(values)
+            .into_iter()
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
             .collect();
@@ -44,6 +44,25 @@ impl std::str::FromStr for Sweep {
             values,
         })
     }
+}
+
+/// Split `V1,V2,…` at the commas outside brackets and braces, so that a value may be a YAML
+/// flow map or list: `{from: 0.5ms, to: 1ms},{from: 1.2ms, to: 2ms}` is two values.
+fn split_values(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
 }
 
 /// The scenario text `yaml` with `key` set to `value`, as JSON text for the loader.
@@ -188,6 +207,12 @@ mod tests {
     fn sweeps_parse_and_metrics_expand_lists() {
         let s: Sweep = "links.0.cable = 2m, 50m".parse().unwrap();
         assert_eq!(s.values, ["2m", "50m"]);
+        let s: Sweep = "measure={from: 0.5ms, to: 1ms},{from: 1ms}"
+            .parse()
+            .unwrap();
+        assert_eq!(s.values, ["{from: 0.5ms, to: 1ms}", "{from: 1ms}"]);
+        let s: Sweep = "qos.pfc_enable=[3, 4],[3]".parse().unwrap();
+        assert_eq!(s.values, ["[3, 4]", "[3]"]);
         assert!("cable".parse::<Sweep>().is_err());
         assert!("a..b=1".parse::<Sweep>().is_err());
         let r: Value = serde_json::json!({"totals": {"drops": 3}, "flows": [{"name": "a", "x": 1}, {"name": "b", "x": 2}]});

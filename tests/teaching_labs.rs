@@ -477,3 +477,42 @@ fn slow_receiver_answers() {
     let util = common::f(&port["tx_utilization"]);
     assert!((util - 0.25 * 1538.0 / 1518.0).abs() < 0.001, "{util}");
 }
+
+#[test]
+fn scheduling_answers() {
+    // docs/labs/scheduling.md: DWRR 2:1:1, then strict queue 3; before (0.5–1 ms) and
+    // during (1.2–2 ms) the pause of priority 3.
+    let file = root().join("configs/labs/scheduling.yaml");
+    let windows = "measure={from: 0.5ms, to: 1ms},{from: 1.2ms, to: 2ms}";
+    let metrics = ["flows", "totals", "hosts"];
+    let dwrr = sweep_rows(&file, windows, &metrics, "sched-dwrr.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let strict_text = text.replace(r#""3": {type: dwrr, weight: 2}"#, r#""3": {type: strict}"#);
+    assert_ne!(strict_text, text);
+    let strict_file = common::scenario("sched-strict.yaml", &strict_text);
+    let strict = sweep_rows(&strict_file, windows, &metrics, "sched-strict.json");
+    let line = 1518.0 / 1538.0 * 100.0; // Gb/s of frames
+    let check = |rows: &[Value], w: usize, want: [f64; 3]| {
+        for (f, want) in ["a", "b", "c"].iter().zip(want) {
+            let got =
+                common::f(&common::named(&rows[w]["metrics"]["flows"], f)["throughput_bps"]) / 1e9;
+            assert!(
+                (got - want).abs() <= 0.005 * line,
+                "window {w}, {f}: {got} vs {want}"
+            );
+        }
+        assert_eq!(u(&rows[w]["metrics"]["totals"]["lossless_drops"]), 0);
+    };
+    // 1. DWRR 2:1:1 in frames (3072 B of credit sends two 1518-byte frames).
+    check(&dwrr, 0, [line / 2.0, line / 4.0, line / 4.0]);
+    // 2. c's excess is dropped; a's and b's are held by PFC.
+    assert!(u(&dwrr[0]["metrics"]["totals"]["drops"]) > 0);
+    // 3. Queue 3 paused: skipped, the rest 1:1.
+    check(&dwrr, 1, [0.0, line / 2.0, line / 2.0]);
+    // 4. Strict queue 3 takes the port; b's sender is held the whole window.
+    check(&strict, 0, [line, 0.0, 0.0]);
+    let sb = common::named(&strict[0]["metrics"]["hosts"], "sb");
+    assert_eq!(common::f(&sb["paused_fraction"][4]), 1.0);
+    // 5. Strict but paused: skipped like any paused queue.
+    check(&strict, 1, [0.0, line / 2.0, line / 2.0]);
+}

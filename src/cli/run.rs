@@ -48,7 +48,8 @@ pub struct RunArgs {
     /// Run once per value of one key and print a row of metrics per value, e.g.
     /// `--sweep links.0.cable=2m,50m,100m` or `--sweep switches.tor.ports.cable=2m,20m`.
     /// KEY is a dotted path into the file (list entries by index or by `name`); each value
-    /// is a YAML scalar. pcap and CSV outputs are left out; --json writes every row.
+    /// is YAML: a scalar, or a flow map or list (`--sweep 'measure={from: 0.5ms, to: 1ms},{from:
+    /// 1.2ms}'`). pcap and CSV outputs are left out; --json writes every row.
     #[arg(long, value_name = "KEY=V1,V2,…")]
     sweep: Option<crate::sweep::Sweep>,
     /// With --sweep: a report value per row, as a dotted path (repeatable; `*` takes every
