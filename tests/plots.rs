@@ -224,3 +224,62 @@ fn the_console_check_sees_a_console_error() {
     };
     assert!(err.contains("CONSOLE") && err.contains("boom"), "{err}");
 }
+
+#[test]
+fn a_sweep_with_plot_draws_each_metric_against_the_values() {
+    // The headroom-sizing lab over cable lengths: one panel per metric path, the values
+    // as x labels, the table on the page; options that make no sense for a sweep refused.
+    let dir = tmp("plots-sweep");
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = root().join("configs/labs/headroom-sizing.yaml");
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--sweep",
+        "switches.tor.ports.cable=0m,280m,340m",
+        "--metric",
+        "totals.lossless_drops",
+        "--metric",
+        "switches.tor.ports.1.pgs.3.headroom_watermark_bytes",
+        "--metric",
+        "switches.tor.ports.1.pgs",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg_path = dir.join("sweep.svg");
+    check_svg(&svg_path);
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    // Two numeric metrics, two panels (the PG list stays in the table only).
+    assert!(svg.contains("totals.lossless_drops"));
+    assert!(svg.contains("switches.tor.ports.1.pgs.3.headroom_watermark_bytes"));
+    assert!(!svg.contains(">switches.tor.ports.1.pgs<"));
+    for v in ["0m", "280m", "340m"] {
+        assert!(svg.contains(&format!(">\n{v}\n<")), "x label {v}");
+    }
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert_eq!(html.matches("<figure").count(), 1);
+    assert!(html.contains("switches.tor.ports.cable") && html.contains("340m"));
+    for banned in ["<script", "<link", "<img", "url("] {
+        assert!(!html.contains(banned), "{banned}");
+    }
+    for extra in [
+        ["--pfc-log", "x.jsonl"],
+        ["--pcap-dir", "x"],
+        ["--plot-window", "1us,2us"],
+    ] {
+        let mut args = vec![
+            "run",
+            file.to_str().unwrap(),
+            "--sweep",
+            "seed=1,2",
+            "--plot",
+            "x",
+        ];
+        args.extend(extra);
+        let o = lossless(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
+    }
+}

@@ -16,7 +16,7 @@ pub struct RunArgs {
     json: Option<PathBuf>,
     /// Write pcap files into this directory: those of outputs.pcap, or, when the file has
     /// none, one per switch port.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sweep")]
     pcap_dir: Option<PathBuf>,
     /// Override the scenario's seed.
     #[arg(long)]
@@ -29,21 +29,28 @@ pub struct RunArgs {
     quiet: bool,
     /// Write SVG figures (buffers with XOFF/XON levels, pause timeline, flow throughput,
     /// DCQCN rates, link utilisation) and DIR/index.html, one self-contained page with the
-    /// figures and the report.
+    /// figures and the report. With --sweep: DIR/sweep.svg, each metric against the
+    /// swept values, and DIR/index.html with it and the table.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// With --plot: the sampling interval (default: the run length / 2000, or 1us without
     /// a duration).
-    #[arg(long, value_parser = run_length, requires = "plot")]
+    #[arg(long, value_parser = run_length, requires = "plot", conflicts_with = "sweep")]
     plot_interval: Option<Time>,
     /// With --plot: only this window, FROM,TO (e.g. 480us,520us to see single XOFF/XON
     /// cycles; pair it with a fine --plot-interval such as 20ns).
-    #[arg(long, value_parser = window, requires = "plot", value_name = "FROM,TO")]
+    #[arg(
+        long,
+        value_parser = window,
+        requires = "plot",
+        value_name = "FROM,TO",
+        conflicts_with = "sweep"
+    )]
     plot_window: Option<(Time, Time)>,
     /// Write every PFC decision and frame as JSON lines: XOFF/XON decisions with the PG's
     /// shared and headroom use and the level crossed, frames sent, frames received with
     /// when they take effect.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "sweep")]
     pfc_log: Option<PathBuf>,
     /// Run once per value of one key and print a row of metrics per value, e.g.
     /// `--sweep links.0.cable=2m,50m,100m` or `--sweep switches.tor.ports.cable=2m,20m`.
@@ -174,7 +181,8 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
     } else {
         a.metric.clone()
     };
-    let mut rows: Vec<(String, Vec<(String, serde_json::Value)>)> = Vec::new();
+    // Per value, its cells: (index of the metric path, column, value).
+    let mut rows: Vec<(String, Vec<crate::report::sweep_plot::Cell>)> = Vec::new();
     for value in &sweep.values {
         let json = apply(&text, &sweep.key, value)?;
         let name = format!("{} ({}={value})", a.file.display(), sweep.key);
@@ -194,7 +202,11 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
         let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
         sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;
         let report = crate::report::json::report(&sim.outcome()).to_value();
-        let cells = metrics.iter().flat_map(|m| metric(&report, m)).collect();
+        let cells = metrics
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| metric(&report, m).into_iter().map(move |(c, v)| (i, c, v)))
+            .collect();
         if !a.quiet {
             eprintln!("ran {}={value}", sweep.key);
         }
@@ -202,7 +214,7 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
     }
     let mut columns: Vec<String> = Vec::new();
     for (_, cells) in &rows {
-        for (c, _) in cells {
+        for (_, c, _) in cells {
             if !columns.contains(c) {
                 columns.push(c.clone());
             }
@@ -214,25 +226,42 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
             "key": sweep.key,
             "rows": rows.iter().map(|(v, cells)| serde_json::json!({
                 "value": v,
-                "metrics": cells.iter().cloned().collect::<serde_json::Map<String, serde_json::Value>>(),
+                "metrics": cells.iter().map(|(_, c, v)| (c.clone(), v.clone())).collect::<serde_json::Map<String, serde_json::Value>>(),
             })).collect::<Vec<_>>(),
         });
         write_json(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    if !a.quiet {
-        let mut t = format!("{:<16}", sweep.key);
+    let mut t = format!("{:<16}", sweep.key);
+    for c in &columns {
+        t += &format!(" {:>24}", c);
+    }
+    t.push('\n');
+    for (v, cells) in &rows {
+        t += &format!("{v:<16}");
         for c in &columns {
-            t += &format!(" {:>24}", c);
+            let cell = cells.iter().find(|(_, k, _)| k == c).map(|(.., x)| x);
+            t += &format!(" {:>24}", show(cell));
         }
         t.push('\n');
-        for (v, cells) in &rows {
-            t += &format!("{v:<16}");
-            for c in &columns {
-                let cell = cells.iter().find(|(k, _)| k == c).map(|(_, x)| x);
-                t += &format!(" {:>24}", show(cell));
-            }
-            t.push('\n');
+    }
+    if let Some(dir) = &a.plot {
+        use crate::report::sweep_plot;
+        let cells: Vec<_> = rows.iter().map(|(_, c)| c.clone()).collect();
+        let panels = sweep_plot::panels(&metrics, &cells);
+        let title = format!("{} — sweep of {}", a.file.display(), sweep.key);
+        let files = sweep_plot::write(dir, &title, &sweep.key, &sweep.values, &panels, &t)?;
+        if !a.quiet {
+            eprintln!(
+                "plots: {}",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
+    }
+    if !a.quiet {
         print_out(&t);
     }
     Ok(())

@@ -14,18 +14,18 @@ use crate::sim::recorder::Recording;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
-const W: u32 = 1000;
+pub(crate) const W: u32 = 1000;
 const PANEL_H: u32 = 220;
 /// At most this many buffer panels (the busiest).
 const MAX_PANELS: usize = 12;
 
-type Res<T> = Result<T, String>;
+pub(crate) type Res<T> = Result<T, String>;
 
 /// µs across, a quantity up.
 type Axes =
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
 
-fn err(e: impl std::fmt::Display) -> String {
+pub(crate) fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
@@ -60,7 +60,7 @@ pub fn write(rec: &Recording, dir: &Path, title: &str, report_text: &str) -> Res
         links(rec)?,
     )?;
     let index = dir.join("index.html");
-    std::fs::write(&index, html(title, &figures, report_text))
+    std::fs::write(&index, page(title, &figures, report_text))
         .map_err(|e| format!("{}: {e}", index.display()))?;
     files.push(index);
     Ok(files)
@@ -72,7 +72,8 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn html(title: &str, figures: &[(String, String)], report: &str) -> String {
+/// The self-contained page: figures inline (captioned), then the report text.
+pub(crate) fn page(title: &str, figures: &[(String, String)], report: &str) -> String {
     let mut o = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1100px}}figure{{margin:1.5em 0}}figcaption{{font-weight:bold;margin-bottom:.5em}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}}</style></head><body>\n<h1>{t}</h1>\n",
         t = escape(title)
@@ -93,7 +94,9 @@ fn html(title: &str, figures: &[(String, String)], report: &str) -> String {
 }
 
 /// Draw a chart's legend box.
-fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut ChartContext<'a, DB, Axes>) -> Res<()> {
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Axes>,
+) -> Res<()> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))

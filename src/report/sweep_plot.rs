@@ -1,0 +1,150 @@
+//! `lossless run FILE --sweep KEY=… --plot DIR`: `DIR/sweep.svg`, one panel per metric
+//! (each of its columns a line over the swept values, in the order given), and
+//! `DIR/index.html` with the figure and the table. Throughputs (`…_bps`) are drawn in
+//! Gbit/s; metrics that are not numbers (lists, maps) stay in the table only.
+
+use super::plot::{err, page, Res, W};
+use plotters::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const PANEL_H: u32 = 260;
+
+/// One value of a sweep row: the index of the metric path that produced it, its column
+/// name and the value.
+pub type Cell = (usize, String, Value);
+
+/// One metric's columns, each with its value per swept value (None: missing or not a
+/// number).
+pub struct Panel {
+    /// The metric path as given (`flows.*.throughput_bps`).
+    pub metric: String,
+    /// Column name and its values, one per swept value.
+    pub columns: Vec<(String, Vec<Option<f64>>)>,
+}
+
+/// The panels of a sweep: per metric path, the columns it produced, numbers only.
+pub fn panels(metrics: &[String], rows: &[Vec<Cell>]) -> Vec<Panel> {
+    let mut out: Vec<Panel> = Vec::new();
+    for (m, metric) in metrics.iter().enumerate() {
+        let mut columns: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+        for (r, cells) in rows.iter().enumerate() {
+            for (_, col, v) in cells.iter().filter(|(i, ..)| *i == m) {
+                let Some(x) = v.as_f64() else { continue };
+                let x = if col.ends_with("_bps") { x / 1e9 } else { x };
+                let at = match columns.iter().position(|(c, _)| c == col) {
+                    Some(i) => i,
+                    None => {
+                        columns.push((col.clone(), vec![None; rows.len()]));
+                        columns.len() - 1
+                    }
+                };
+                columns[at].1[r] = Some(x);
+            }
+        }
+        if !columns.is_empty() {
+            out.push(Panel {
+                metric: metric.clone(),
+                columns,
+            });
+        }
+    }
+    out
+}
+
+/// Write `sweep.svg` (when a metric is numeric) and `index.html` into `dir`.
+pub fn write(
+    dir: &Path,
+    title: &str,
+    key: &str,
+    values: &[String],
+    panels: &[Panel],
+    table: &str,
+) -> Res<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    let mut figures = Vec::new();
+    if !panels.is_empty() {
+        let svg = draw(key, values, panels)?;
+        let path = dir.join("sweep.svg");
+        std::fs::write(&path, &svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        files.push(path);
+        figures.push((format!("Each metric against {key}"), svg));
+    }
+    let index = dir.join("index.html");
+    std::fs::write(&index, page(title, &figures, table))
+        .map_err(|e| format!("{}: {e}", index.display()))?;
+    files.push(index);
+    Ok(files)
+}
+
+fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
+    let mut svg = String::new();
+    {
+        let h = PANEL_H * panels.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (W, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let n = values.len();
+        // One segment per swept value, labelled with it.
+        let label = |x: &SegmentValue<usize>| match x {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                values.get(*i).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        };
+        for (area, p) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
+            let ys = p
+                .columns
+                .iter()
+                .flat_map(|(_, v)| v.iter().flatten().copied());
+            let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+            let (lo, hi) = (lo.min(0.0), hi.max(lo + 1e-9));
+            let unit = if p.metric.ends_with("_bps") {
+                " (Gb/s)"
+            } else {
+                ""
+            };
+            let mut chart = ChartBuilder::on(area)
+                .margin(10)
+                .caption(format!("{}{unit}", p.metric), ("sans-serif", 16))
+                .x_label_area_size(30)
+                .y_label_area_size(70)
+                .build_cartesian_2d((0..n - 1).into_segmented(), lo..hi * 1.1)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_labels(n + 1)
+                .x_label_formatter(&label)
+                .x_desc(key)
+                .draw()
+                .map_err(err)?;
+            for (i, (name, v)) in p.columns.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                let pts: Vec<(SegmentValue<usize>, f64)> = v
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, y)| y.map(|y| (SegmentValue::CenterOf(x), y)))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                    .map_err(err)?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+                chart
+                    .draw_series(
+                        pts.iter()
+                            .map(|p| Circle::new(p.clone(), 4, color.filled())),
+                    )
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
