@@ -107,6 +107,64 @@ fn dcqcn_rates_are_plotted_when_hosts_run_it() {
         svg.contains("\nfa\n") && svg.contains("\nfb\n"),
         "legend names the flows"
     );
+    // The marking queue's share of CE frames, and the receiver's CNPs are not PFC.
+    check_svg(&dir.join("ecn.svg"));
+    let ecn = std::fs::read_to_string(dir.join("ecn.svg")).unwrap();
+    assert!(
+        ecn.contains("\ntor:Ethernet0 q3\n"),
+        "legend names the queue"
+    );
+}
+
+#[test]
+fn a_slow_receivers_pfc_frames_are_ticks_on_the_pause_timeline() {
+    // slow-receiver over its first 200 µs at 100 ns: r's NIC pauses the switch every
+    // ~28 µs; each XOFF and XON is a tick on its "sends PFC" row.
+    let dir = tmp("plots-ticks");
+    plot(
+        "slow-receiver",
+        &dir,
+        &["--plot-window", "0us,200us", "--plot-interval", "100ns"],
+    );
+    check_svg(&dir.join("pauses.svg"));
+    let svg = std::fs::read_to_string(dir.join("pauses.svg")).unwrap();
+    assert!(svg.contains("host r p3 sends PFC"));
+    assert!(svg.contains("tor:Ethernet0 p3 paused"));
+    // The same run's report: the frames r sent by 200 µs, each in its own 100 ns sample
+    // (they are ≥ 6.9 µs apart), so as many ticks on each of r's two rows (p3, p4), and as
+    // many on each of the switch's two "paused" rows.
+    let r = common::run(
+        &root().join("configs/labs/slow-receiver.yaml"),
+        "ticks.json",
+        &["--duration", "200us"],
+    );
+    let pfc = &common::named(&r["hosts"], "r")["pfc"];
+    let frames = common::u(&pfc["tx_xoff"][3]) + common::u(&pfc["tx_xon"][3]);
+    assert!(frames >= 12, "{frames}");
+    // Ticks: black vertical segments, all of one length (0.9 of a row); axis marks are
+    // shorter and the axis line longer.
+    let mut lengths: Vec<i64> = Vec::new();
+    for part in svg
+        .split("stroke=\"#000000\" stroke-width=\"1\" points=\"")
+        .skip(1)
+    {
+        let pts: Vec<(f64, f64)> = part[..part.find('"').unwrap()]
+            .split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        if pts.len() == 2 && pts[0].0 == pts[1].0 {
+            lengths.push((pts[1].1 - pts[0].1).abs().round() as i64);
+        }
+    }
+    let row = lengths
+        .iter()
+        .copied()
+        .max_by_key(|l| lengths.iter().filter(|x| *x == l).count());
+    let ticks = lengths.iter().filter(|l| Some(**l) == row).count();
+    assert_eq!(ticks, 4 * frames as usize, "{lengths:?}");
 }
 
 #[test]

@@ -27,8 +27,8 @@ pub struct RunArgs {
     /// No text report and no progress bar.
     #[arg(long, short)]
     quiet: bool,
-    /// Write SVG figures (buffers with XOFF/XON levels, pause timeline, flow throughput,
-    /// DCQCN rates, link utilisation) and DIR/index.html, one self-contained page with the
+    /// Write SVG figures (buffers with XOFF/XON levels, pause timeline with a tick per PFC
+    /// frame, flow throughput, DCQCN rates, ECN marking, link utilisation) and DIR/index.html, one self-contained page with the
     /// figures and the report. With --sweep: DIR/sweep.svg, each metric against the
     /// swept values, and DIR/index.html with it and the table.
     #[arg(long, value_name = "DIR")]

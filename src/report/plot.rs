@@ -5,9 +5,10 @@
 //! * `buffers.svg`: per switch port and lossless priority that saw traffic, the egress
 //!   queue and the ingress PG's shared and headroom use, with the PG's XOFF and XON levels.
 //! * `pauses.svg`: when each port and host was paused, per priority, and when each switch
-//!   port held its peer in XOFF.
+//!   port held its peer in XOFF, with a tick where PFC frames went by.
 //! * `flows.svg`: each flow's throughput per sample interval.
 //! * `dcqcn.svg`: each DCQCN flow's rate R_C (when any host runs DCQCN).
+//! * `ecn.svg`: per queue with a WRED profile that marked frames, the share marked CE.
 //! * `links.svg`: utilisation of each switch port that sent anything (fabrics).
 
 use crate::sim::recorder::Recording;
@@ -47,13 +48,18 @@ pub fn write(rec: &Recording, dir: &Path, title: &str, report_text: &str) -> Res
         Ok(())
     };
     add("buffers.svg", "Queues and PG use per port and lossless priority, with the PG's XOFF (dashed) and XON (dotted) levels", buffers(rec)?)?;
-    add("pauses.svg", "Pauses: when each port or host could not send a priority (paused), and when a switch port held its peer in XOFF", pauses(rec)?)?;
+    add("pauses.svg", "Pauses: when each port or host could not send a priority (paused, red), and when a switch port held its peer in XOFF (blue); black ticks: PFC frames received (paused rows) or sent, in the sample interval ending there", pauses(rec)?)?;
     add(
         "flows.svg",
         "Throughput per flow (per sample interval)",
         flows(rec)?,
     )?;
     add("dcqcn.svg", "DCQCN rate R_C per flow", dcqcn(rec)?)?;
+    add(
+        "ecn.svg",
+        "ECN: the share of frames each WRED queue marked CE (over the last 1/100 of the run)",
+        ecn(rec)?,
+    )?;
     add(
         "links.svg",
         "Utilisation of each switch port that sent traffic",
@@ -242,27 +248,54 @@ fn runs(times: &[lossless_buffer_model::Time], on: impl Fn(usize) -> bool) -> Ve
     out
 }
 
-/// A row of the pause timeline: label, colour, intervals in µs.
-type Row = (String, RGBColor, Vec<(f64, f64)>);
+/// Sample times (µs) at which a cumulative count grew: a PFC frame went by in the sample
+/// interval that ended there.
+fn ticks(times: &[lossless_buffer_model::Time], count: impl Fn(usize) -> u64) -> Vec<f64> {
+    (1..times.len())
+        .filter(|i| count(*i) > count(i - 1))
+        .map(|i| us(times[i]))
+        .collect()
+}
+
+/// A row of the pause timeline: label, colour, intervals in µs, PFC frame ticks in µs.
+type Row = (String, RGBColor, Vec<(f64, f64)>, Vec<f64>);
 
 fn pauses(rec: &Recording) -> Res<Option<String>> {
     let mut rows: Vec<Row> = Vec::new();
+    let mut push = |label: String, color: RGBColor, runs: Vec<(f64, f64)>, ticks: Vec<f64>| {
+        if !runs.is_empty() || !ticks.is_empty() {
+            rows.push((label, color, runs, ticks));
+        }
+    };
     for p in &rec.ports {
-        let paused = runs(&rec.times, |i| p.paused[i]);
-        if !paused.is_empty() {
-            rows.push((format!("{} p{} paused", p.port, p.prio), RED, paused));
-        }
-        let xoff = runs(&rec.times, |i| p.xoff_sent[i]);
-        if !xoff.is_empty() {
-            rows.push((format!("{} p{} sends XOFF", p.port, p.prio), BLUE, xoff));
-        }
+        // Paused by the peer: the frames that did it are the port's received PFC.
+        push(
+            format!("{} p{} paused", p.port, p.prio),
+            RED,
+            runs(&rec.times, |i| p.paused[i]),
+            ticks(&rec.times, |i| p.pfc_rx[i]),
+        );
+        push(
+            format!("{} p{} sends XOFF", p.port, p.prio),
+            BLUE,
+            runs(&rec.times, |i| p.xoff_sent[i]),
+            ticks(&rec.times, |i| p.pfc_tx[i]),
+        );
     }
     for h in &rec.hosts {
         for q in 0..8 {
-            let r = runs(&rec.times, |i| h.paused[i][q]);
-            if !r.is_empty() {
-                rows.push((format!("host {} p{q} paused", h.name), RED, r));
-            }
+            push(
+                format!("host {} p{q} paused", h.name),
+                RED,
+                runs(&rec.times, |i| h.paused[i][q]),
+                Vec::new(),
+            );
+            push(
+                format!("host {} p{q} sends PFC", h.name),
+                BLUE,
+                Vec::new(),
+                ticks(&rec.times, |i| h.pfc_tx[i][q]),
+            );
         }
     }
     if rows.is_empty() || rec.times.is_empty() {
@@ -288,7 +321,7 @@ fn pauses(rec: &Recording) -> Res<Option<String>> {
             .draw()
             .map_err(err)?;
         // Row labels in the left margin, one per row, at the row's centre.
-        for (k, (label, _, _)) in rows.iter().enumerate() {
+        for (k, (label, ..)) in rows.iter().enumerate() {
             let y = (n - 1 - k) as f64 + 0.5;
             let (_, py) = chart.backend_coord(&(lo, y));
             root.draw(&Text::new(
@@ -298,7 +331,7 @@ fn pauses(rec: &Recording) -> Res<Option<String>> {
             ))
             .map_err(err)?;
         }
-        for (k, (_, color, intervals)) in rows.iter().enumerate() {
+        for (k, (_, color, intervals, marks)) in rows.iter().enumerate() {
             let y = (n - 1 - k) as f64;
             chart
                 .draw_series(intervals.iter().map(|(a, b)| {
@@ -307,6 +340,13 @@ fn pauses(rec: &Recording) -> Res<Option<String>> {
                         color.filled(),
                     )
                 }))
+                .map_err(err)?;
+            chart
+                .draw_series(
+                    marks
+                        .iter()
+                        .map(|t| PathElement::new(vec![(*t, y + 0.05), (*t, y + 0.95)], BLACK)),
+                )
                 .map_err(err)?;
         }
         root.present().map_err(err)?;
@@ -389,6 +429,34 @@ fn flows(rec: &Recording) -> Res<Option<String>> {
         .map(|(n, v)| (n.clone(), rates(rec, v)))
         .collect();
     lines(rec, &s, "Gbit/s")
+}
+
+/// Per WRED queue that marked anything, the percentage of its frames marked CE, over the
+/// same sliding window as the rates.
+fn ecn(rec: &Recording) -> Res<Option<String>> {
+    let s: Vec<(String, Vec<f64>)> = rec
+        .marks
+        .iter()
+        .filter(|m| m.marked.last().is_some_and(|x| *x > 0))
+        .map(|m| {
+            let n = m.tx.len().min(rec.times.len());
+            let w = (n / 100).max(1);
+            let share = (0..n)
+                .map(|i| {
+                    let j = i.saturating_sub(w);
+                    let sent = m.tx[i].saturating_sub(m.tx[j]);
+                    let marked = m.marked[i].saturating_sub(m.marked[j]);
+                    if sent > 0 {
+                        marked as f64 / sent as f64 * 100.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            (format!("{} q{}", m.port, m.queue), share)
+        })
+        .collect();
+    lines(rec, &s, "% of frames marked CE")
 }
 
 fn dcqcn(rec: &Recording) -> Res<Option<String>> {

@@ -2,7 +2,8 @@
 //! priority the egress queue, the ingress PG's shared and headroom use with its XOFF and
 //! XON levels, whether the port is paused and whether it holds its peer in XOFF; per host
 //! whether it is paused; per flow the bytes received and its DCQCN rate; per switch port
-//! the bytes sent (link utilisation).
+//! the bytes sent (link utilisation); PFC frames sent and received (the timeline's ticks);
+//! per queue with a WRED profile the frames sent and those marked CE.
 
 use super::{HostNode, SwitchNode};
 use lossless_buffer_model::{Time, PRIORITIES};
@@ -29,6 +30,23 @@ pub struct PortPrio {
     pub paused: Vec<bool>,
     /// The port holds its peer in XOFF for this priority.
     pub xoff_sent: Vec<bool>,
+    /// PFC frames (XOFF and XON) the port has sent for this priority, in all.
+    pub pfc_tx: Vec<u64>,
+    /// PFC frames the port has received for this priority, in all.
+    pub pfc_rx: Vec<u64>,
+}
+
+/// A queue with a WRED profile: frames sent and frames marked CE, in all, per sample.
+#[derive(Clone, Debug, Default)]
+pub struct QueueMarks {
+    /// `switch:Port`.
+    pub port: String,
+    /// Queue index.
+    pub queue: usize,
+    /// Frames the queue has sent.
+    pub tx: Vec<u64>,
+    /// Frames it has marked CE.
+    pub marked: Vec<u64>,
 }
 
 /// A host's pause state per sample.
@@ -38,6 +56,8 @@ pub struct HostPauses {
     pub name: String,
     /// Per priority, per sample.
     pub paused: Vec<[bool; PRIORITIES]>,
+    /// PFC frames the NIC has sent, per priority, in all, per sample.
+    pub pfc_tx: Vec<[u64; PRIORITIES]>,
 }
 
 /// Everything recorded.
@@ -55,6 +75,8 @@ pub struct Recording {
     pub dcqcn_rate: Vec<(String, Vec<f64>)>,
     /// Per switch port: `switch:Port`, its speed (bit/s) and cumulative bytes sent.
     pub port_tx: Vec<(String, u64, Vec<u64>)>,
+    /// Queues with a WRED profile.
+    pub marks: Vec<QueueMarks>,
 }
 
 /// Samples the network into a [`Recording`] every `interval`.
@@ -90,13 +112,20 @@ impl Recorder {
                         ..PortPrio::default()
                     });
                 }
+                for queue in (0..PRIORITIES).filter(|q| c.qos.queue_wred[*q].is_some()) {
+                    self.rec.marks.push(QueueMarks {
+                        port: name.clone(),
+                        queue,
+                        ..QueueMarks::default()
+                    });
+                }
                 self.rec.port_tx.push((name, port.speed.bps(), Vec::new()));
             }
         }
         for h in hosts {
             self.rec.hosts.push(HostPauses {
                 name: h.host.name.clone(),
-                paused: Vec::new(),
+                ..HostPauses::default()
             });
         }
         for (name, dcqcn) in flows {
@@ -122,6 +151,7 @@ impl Recorder {
         self.rec.times.push(now);
         let mut k = 0;
         let mut tx = 0;
+        let mut m = 0;
         for s in switches {
             let sw = &s.sw;
             let mmu = sw.mmu();
@@ -142,7 +172,17 @@ impl Recorder {
                     r.xon_level.push(xon);
                     r.paused.push(paused & (1 << prio) != 0);
                     r.xoff_sent.push(xoff & (1 << prio) != 0);
+                    let pfc = &port.counters.pfc;
+                    r.pfc_tx.push(pfc.tx_xoff[prio] + pfc.tx_xon[prio]);
+                    r.pfc_rx.push(pfc.rx_xoff[prio] + pfc.rx_xon[prio]);
                     k += 1;
+                }
+                for queue in (0..PRIORITIES).filter(|q| c.qos.queue_wred[*q].is_some()) {
+                    let qc = &port.queue_counters[queue];
+                    let r = &mut self.rec.marks[m];
+                    r.tx.push(qc.tx_packets);
+                    r.marked.push(qc.ecn_marked);
+                    m += 1;
                 }
                 self.rec.port_tx[tx].2.push(port.counters.tx_bytes);
                 tx += 1;
@@ -151,6 +191,9 @@ impl Recorder {
         for (h, rec) in hosts.iter().zip(&mut self.rec.hosts) {
             let m = h.host.pause.paused_mask(now);
             rec.paused.push(core::array::from_fn(|q| m & (1 << q) != 0));
+            let pfc = &h.host.counters.pfc;
+            rec.pfc_tx
+                .push(core::array::from_fn(|q| pfc.tx_xoff[q] + pfc.tx_xon[q]));
         }
         for (rx, rec) in flows_rx.iter().zip(&mut self.rec.flow_rx) {
             rec.1.push(rx.rx_bytes);
