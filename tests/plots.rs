@@ -117,6 +117,17 @@ fn dcqcn_rates_are_plotted_when_hosts_run_it() {
 }
 
 #[test]
+fn a_stormed_queue_is_a_row_of_the_pause_timeline() {
+    let dir = tmp("plots-storm");
+    plot("pause-storm", &dir, &[]);
+    check_svg(&dir.join("pauses.svg"));
+    let svg = std::fs::read_to_string(dir.join("pauses.svg")).unwrap();
+    assert!(svg.contains("tor:Ethernet0 q3 stormed (watchdog)"));
+    // Drawn in the watchdog's colour, once (one storm).
+    assert_eq!(svg.matches("fill=\"#E68C00\"").count(), 1, "one orange bar");
+}
+
+#[test]
 fn a_slow_receivers_pfc_frames_are_ticks_on_the_pause_timeline() {
     // slow-receiver over its first 200 µs at 100 ns: r's NIC pauses the switch every
     // ~28 µs; each XOFF and XON is a tick on its "sends PFC" row.

@@ -48,7 +48,7 @@ pub fn write(rec: &Recording, dir: &Path, title: &str, report_text: &str) -> Res
         Ok(())
     };
     add("buffers.svg", "Queues and PG use per port and lossless priority, with the PG's XOFF (dashed) and XON (dotted) levels", buffers(rec)?)?;
-    add("pauses.svg", "Pauses: when each port or host could not send a priority (paused, red), and when a switch port held its peer in XOFF (blue); black ticks: PFC frames received (paused rows) or sent, in the sample interval ending there", pauses(rec)?)?;
+    add("pauses.svg", "Pauses: when each port or host could not send a priority (paused, red), when a switch port held its peer in XOFF (blue), and when the PFC watchdog held a queue stormed (orange); black ticks: PFC frames received (paused rows) or sent, in the sample interval ending there", pauses(rec)?)?;
     add(
         "flows.svg",
         "Throughput per flow (per sample interval)",
@@ -280,6 +280,12 @@ fn pauses(rec: &Recording) -> Res<Option<String>> {
             BLUE,
             runs(&rec.times, |i| p.xoff_sent[i]),
             ticks(&rec.times, |i| p.pfc_tx[i]),
+        );
+        push(
+            format!("{} q{} stormed (watchdog)", p.port, p.prio),
+            RGBColor(230, 140, 0),
+            runs(&rec.times, |i| p.stormed[i]),
+            Vec::new(),
         );
     }
     for h in &rec.hosts {

@@ -34,6 +34,8 @@ pub struct PortPrio {
     pub pfc_tx: Vec<u64>,
     /// PFC frames the port has received for this priority, in all.
     pub pfc_rx: Vec<u64>,
+    /// The PFC watchdog holds this queue stormed (its action applies).
+    pub stormed: Vec<bool>,
 }
 
 /// A queue with a WRED profile: frames sent and frames marked CE, in all, per sample.
@@ -175,6 +177,7 @@ impl Recorder {
                     let pfc = &port.counters.pfc;
                     r.pfc_tx.push(pfc.tx_xoff[prio] + pfc.tx_xon[prio]);
                     r.pfc_rx.push(pfc.rx_xoff[prio] + pfc.rx_xon[prio]);
+                    r.stormed.push(port.watchdog[prio].stormed);
                     k += 1;
                 }
                 for queue in (0..PRIORITIES).filter(|q| c.qos.queue_wred[*q].is_some()) {
