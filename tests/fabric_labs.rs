@@ -340,6 +340,17 @@ fn deadlock_ring_is_found_named_and_never_clears() {
             "{name}: last frame at {last}, formed {formed}"
         );
         assert!(u(&f["rx_packets"]) > 0);
+        // Over the whole 30 ms run it delivered only what came before the cycle formed:
+        // at most its throughput × formed / 30 ms.
+        let (thr, avg) = (
+            common::f(&f["throughput_bps"]),
+            common::f(&f["window_rate_bps"]),
+        );
+        let bound = thr * (formed + 10_000_000) as f64 / 30e9;
+        assert!(
+            avg > 0.0 && avg <= bound,
+            "{name}: {avg} vs {thr} × formed / 30 ms"
+        );
     }
     let text = String::from_utf8(
         common::lossless(&[

@@ -360,6 +360,18 @@ impl FlowRx {
         (a < b).then(|| b - a)
     }
 
+    /// Average rate in bits/s of frame bytes received over the whole window, up to `end`
+    /// (the run's end when the window has none): unlike [`Self::throughput_bps`], the time
+    /// the flow received nothing counts, so a stalled or deadlocked flow shows here.
+    pub fn window_rate_bps(&self, end: Time) -> f64 {
+        let (from, to) = self.window;
+        let span = to.min(end).saturating_sub(from);
+        if span.as_ps() == 0 {
+            return 0.0;
+        }
+        self.window_bits / span.as_secs_f64()
+    }
+
     /// Throughput in bits/s of frame bytes received in the window over [`Self::interval`].
     pub fn throughput_bps(&self, running_at: Option<Time>) -> f64 {
         match self.interval(running_at) {

@@ -36,6 +36,15 @@ pub fn exec(a: TapArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let sc = &loaded.scenario;
+    let ignored = ignored_by_tap(sc);
+    if !ignored.is_empty() {
+        eprintln!(
+            "warning: {}: `lossless tap` serves the switch between real hosts; it ignores {} \
+             (they are for `lossless run`)",
+            a.file.display(),
+            ignored.join(", ")
+        );
+    }
     if sc.switches.len() != 1 {
         eprintln!(
             "error: {}: `lossless tap` serves one switch; the file has {}",
@@ -90,4 +99,68 @@ pub fn exec(a: TapArgs) -> ExitCode {
         print_out(&crate::report::text::render(&report));
     }
     ExitCode::SUCCESS
+}
+
+/// The keys of a scenario that only `lossless run` uses: simulated hosts and their traffic,
+/// scheduled events, the file's run length, measurement window and output files (`tap` has
+/// `--duration` and `--json`).
+fn ignored_by_tap(sc: &crate::config::Scenario) -> Vec<String> {
+    let r = &sc.run;
+    let mut out = Vec::new();
+    let mut count = |key: &str, n: usize| {
+        if n > 0 {
+            out.push(format!("{key} ({n})"));
+        }
+    };
+    count("hosts", r.hosts.len());
+    count("flows", r.flows.len());
+    count("events", r.events.len());
+    if sc.duration.is_some() {
+        out.push("duration (use --duration)".into());
+    }
+    if r.measure != crate::config::Measure::default() {
+        out.push("measure".into());
+    }
+    if r.outputs.json.is_some() {
+        out.push("outputs.json (use --json)".into());
+    }
+    if r.outputs.pcap.is_some() {
+        out.push("outputs.pcap".into());
+    }
+    if r.outputs.timeseries.is_some() {
+        out.push("outputs.timeseries".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keys_only_run_uses_are_named() {
+        let l = crate::config::parse(
+            "f.yaml",
+            "f",
+            "duration: 1ms\nmeasure: {from: 10us}\nswitches:\n  - name: s\n    ports: {count: 2}\n\
+             hosts:\n  - {name: a, attach: s:Ethernet0}\n  - {name: b, attach: s:Ethernet1}\n\
+             flows:\n  - {src: a, dst: b}\noutputs: {json: x.json}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            super::ignored_by_tap(&l.scenario),
+            [
+                "hosts (2)",
+                "flows (1)",
+                "duration (use --duration)",
+                "measure",
+                "outputs.json (use --json)"
+            ]
+        );
+        let l = crate::config::parse(
+            "f.yaml",
+            "f",
+            "switches:\n  - name: s\n    ports: {count: 2}\n",
+        )
+        .unwrap();
+        assert!(super::ignored_by_tap(&l.scenario).is_empty());
+    }
 }

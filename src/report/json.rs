@@ -319,6 +319,7 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         ce_marked: rx.ce_marked,
         skipped_slots: tx.map_or(0, |t| t.skipped_slots),
         throughput_bps: rx.throughput_bps(running.then_some(o.window.to)),
+        window_rate_bps: rx.window_rate_bps(o.window.to),
         fct_ps: fct(o, i).map(Time::as_ps),
         latency_ps: latency(rx),
         dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(|rp| DcqcnFlowReport {

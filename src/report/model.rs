@@ -388,8 +388,12 @@ pub struct FlowReport {
     pub ce_marked: u64,
     /// CBR slots skipped (paused or busy).
     pub skipped_slots: u64,
-    /// Throughput in the window, bit/s.
+    /// Throughput in the window, bit/s: frame bits over the flow's receive interval
+    /// (first to last frame) clipped to the window.
     pub throughput_bps: f64,
+    /// Frame bits received in the window over the whole window, bit/s: a flow that stopped
+    /// (deadlocked, stalled) shows its loss here, while `throughput_bps` does not.
+    pub window_rate_bps: f64,
     /// Flow completion time, ps (finite flows fully delivered).
     pub fct_ps: Option<u64>,
     /// Latency in the window, ps.
