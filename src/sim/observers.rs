@@ -133,7 +133,7 @@ impl Observers {
 
     /// Where the time series' window starts, if one is written.
     pub fn series_from(&self) -> Option<Time> {
-        self.sampler.as_ref().map(|(s, _)| s.from())
+        self.sampler.as_ref().map(|(s, _)| s.window_start())
     }
 
     /// Before an event at `t`: with `sample: change`, write what the instant before it

@@ -112,7 +112,7 @@ impl Sampler {
     }
 
     /// Where the window starts (the first sample, or the baseline of `sample: change`).
-    pub fn from(&self) -> Time {
+    pub fn window_start(&self) -> Time {
         self.spec.from
     }
 
