@@ -23,4 +23,4 @@ pub mod wred;
 
 pub use mmu::PRIORITIES;
 pub use named::{Named, WordError};
-pub use units::{Bytes, Length, Rate, Time};
+pub use units::{Bytes, Length, Rate, RateOrZero, Time};

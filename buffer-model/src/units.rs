@@ -326,29 +326,53 @@ impl core::str::FromStr for Rate {
     type Err = UnitError;
     /// Parses bits per second with an SI prefix and an optional bit unit, all alike:
     /// `100G`, `100Gb`, `100Gbps`, `100Gb/s`, `100Gbit/s`; also `400M`, `1.5G`, `800K`, `1T`.
+    /// Zero is refused: a link, a flow or a step of 0 b/s is a mistake.
     fn from_str(s: &str) -> Result<Rate, UnitError> {
-        let err = || UnitError {
-            input: s.to_string(),
-            expected: "a rate in bits per second such as 100G, 100Gb, 100Gbps, 100Gb/s or \
-                       100Gbit/s (prefix K, M, G or T)",
-        };
-        let (n, unit) = split_number(s).ok_or_else(err)?;
-        let prefix = ["bits/s", "bit/s", "bps", "b/s", "bit", "b"]
-            .iter()
-            .find_map(|suffix| unit.strip_suffix(suffix))
-            .unwrap_or(unit);
-        let mult: u128 = match prefix {
-            "" => 1,
-            "K" | "k" => 1_000,
-            "M" => 1_000_000,
-            "G" | "g" => 1_000_000_000,
-            "T" | "t" => 1_000_000_000_000,
-            _ => return Err(err()),
-        };
-        match n.times(mult) {
-            Some(0) | None => Err(err()),
-            Some(v) => Ok(Rate(v)),
-        }
+        parse_rate(s, false)
+    }
+}
+
+/// A rate that may be zero: how fast a host's software reads its receive buffer, where 0
+/// is a receiver that stopped reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateOrZero(pub Rate);
+
+impl core::str::FromStr for RateOrZero {
+    type Err = UnitError;
+    /// As [`Rate`]'s, and `0` (or `0G`, …) too.
+    fn from_str(s: &str) -> Result<RateOrZero, UnitError> {
+        parse_rate(s, true).map(RateOrZero)
+    }
+}
+
+/// Bits per second, as [`Rate`]'s parser reads them; 0 only when `zero_ok`.
+fn parse_rate(s: &str, zero_ok: bool) -> Result<Rate, UnitError> {
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: if zero_ok {
+            "a rate in bits per second such as 100G, 100Gb/s or 0 (prefix K, M, G or T)"
+        } else {
+            "a rate in bits per second such as 100G, 100Gb, 100Gbps, 100Gb/s or \
+             100Gbit/s (prefix K, M, G or T)"
+        },
+    };
+    let (n, unit) = split_number(s).ok_or_else(err)?;
+    let prefix = ["bits/s", "bit/s", "bps", "b/s", "bit", "b"]
+        .iter()
+        .find_map(|suffix| unit.strip_suffix(suffix))
+        .unwrap_or(unit);
+    let mult: u128 = match prefix {
+        "" => 1,
+        "K" | "k" => 1_000,
+        "M" => 1_000_000,
+        "G" | "g" => 1_000_000_000,
+        "T" | "t" => 1_000_000_000_000,
+        _ => return Err(err()),
+    };
+    match n.times(mult) {
+        Some(0) if zero_ok => Ok(Rate(0)),
+        Some(0) | None => Err(err()),
+        Some(v) => Ok(Rate(v)),
     }
 }
 
@@ -406,6 +430,16 @@ mod tests {
         assert_eq!(r.wire_time(1518), Time(123_040));
         assert_eq!(r.wire_time(4158), Time(334_240));
         assert_eq!(r.wire_time(9216), Time(738_880));
+    }
+
+    #[test]
+    fn zero_is_a_drain_rate_but_not_a_rate() {
+        for s in ["0", "0G", "0.0Gb/s"] {
+            assert_eq!(s.parse::<RateOrZero>(), Ok(RateOrZero(Rate(0))), "{s}");
+            assert!(s.parse::<Rate>().is_err(), "{s}");
+        }
+        assert_eq!("25G".parse::<RateOrZero>(), Ok(RateOrZero(Rate::gbps(25))));
+        assert!("0Q".parse::<RateOrZero>().is_err());
     }
 
     #[test]

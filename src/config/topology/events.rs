@@ -5,10 +5,10 @@
 use super::PatchPanel;
 use crate::config::diag::{Diag, Key};
 use crate::config::scenario::{Action, EventSpec, HostSpec, Target};
-use crate::config::schema::{EventRaw, InjectRaw, Scalar, Val};
+use crate::config::schema::{EventRaw, InjectRaw, Val};
 use crate::config::values::line;
 use crate::config::words::{LinkState, TxState};
-use lossless_buffer_model::{Bytes, Rate, Time};
+use lossless_buffer_model::{Bytes, RateOrZero, Time};
 use lossless_pipeline::wire::pfc::{emit_pfc, PFC_FRAME_LEN};
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -61,11 +61,7 @@ pub fn resolve(
                 );
             }
             // 0 (a receiver that stopped reading) is a drain rate, though not a link speed.
-            Action::Drain(if is_zero_rate(&rate.value) {
-                Rate(0)
-            } else {
-                d.unit(rate, &k.at("drain"))?
-            })
+            Action::Drain(d.unit::<RateOrZero>(rate, &k.at("drain"))?.0)
         }
         (_, _, Some(inj), _) => {
             if matches!(target, Target::Host(_)) {
@@ -87,20 +83,6 @@ pub fn resolve(
         );
     }
     Ok(EventSpec { at, target, action })
-}
-
-/// `0`, `0G`, `0Gb/s`, …: a rate of zero, which link speeds reject but a drain allows.
-fn is_zero_rate(v: &Scalar) -> bool {
-    match v {
-        Scalar::Int(0) => true,
-        Scalar::Float(f) => *f == 0.0,
-        Scalar::Str(s) => {
-            let digits = s.trim_end_matches(|c: char| !c.is_ascii_digit() && c != '.');
-            let unit = &s[digits.len()..];
-            digits.parse::<f64>() == Ok(0.0) && format!("1{unit}").parse::<Rate>().is_ok()
-        }
-        _ => false,
-    }
 }
 
 /// `inject: {pfc: {priority: quanta}}` or `{hex: "…", len}`.
