@@ -413,11 +413,12 @@ impl Host {
     /// Next internal deadline: XON of the receive buffer, PFC refresh.
     pub fn poll_timeout(&self) -> Option<Time> {
         let mut best = self.pfc.poll_timeout();
-        if let (Some(rx), true) = (
-            self.nic.rx_buffer,
-            self.pfc.xoff_mask() != 0 && self.nic.rx_buffer.is_some_and(|rx| rx.drain.bps() > 0),
-        ) {
-            // When the drain brings the buffer under the XON level.
+        // While XOFF is held, the drain (if any) brings the buffer under the XON level.
+        let draining = self
+            .nic
+            .rx_buffer
+            .filter(|rx| rx.drain.bps() > 0 && self.pfc.xoff_mask() != 0);
+        if let Some(rx) = draining {
             let above = (self.occupancy + 1).saturating_sub(rx.xon.get());
             let t = self.occupancy_at + rx.drain.time_for_bytes_ceil(above);
             best = Some(best.map_or(t, |b| b.min(t)));
@@ -520,7 +521,7 @@ mod dcqcn_tests {
                 ecn,
                 src_port: 49_152,
                 dst_port: ROCEV2_PORT,
-                bth: Some((0x04, 7, 0)),
+                bth: Some((crate::flow::OPCODE_SEND_ONLY, 7, 0)),
                 len: 1518,
             },
             priority: 3,

@@ -22,10 +22,6 @@ const MAX_PANELS: usize = 12;
 
 pub(crate) type Res<T> = Result<T, String>;
 
-/// µs across, a quantity up.
-type Axes =
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
-
 pub(crate) fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -100,8 +96,8 @@ pub(crate) fn page(title: &str, figures: &[(String, String)], report: &str) -> S
 }
 
 /// Draw a chart's legend box.
-pub(crate) fn legend<'a, DB: DrawingBackend + 'a>(
-    chart: &mut ChartContext<'a, DB, Axes>,
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
 ) -> Res<()> {
     chart
         .configure_series_labels()
@@ -407,24 +403,25 @@ fn lines(rec: &Recording, series: &[(String, Vec<f64>)], y_desc: &str) -> Res<Op
     Ok(Some(svg))
 }
 
-/// Rates from cumulative byte counts, Gbit/s, each over the last 1/100 of the samples (at
-/// least one interval): a frame counts when it starts, so a single interval would alias
-/// into 0 and bursts.
-fn rates(rec: &Recording, cumulative: &[u64]) -> Vec<f64> {
-    let n = cumulative.len().min(rec.times.len());
+/// For each sample i of a series of `n`, `f(i, j)` with j the sample 1/100 of the samples
+/// (at least one interval) before it: counts are taken over that window because a frame
+/// counts when it starts, so a single interval would alias into 0 and bursts.
+fn sliding(n: usize, f: impl Fn(usize, usize) -> f64) -> Vec<f64> {
     let w = (n / 100).max(1);
-    (0..n)
-        .map(|i| {
-            let j = i.saturating_sub(w);
-            let dt = (rec.times[i] - rec.times[j]).as_ps() as f64 / 1e12;
-            let db = cumulative[i].saturating_sub(cumulative[j]) as f64 * 8.0;
-            if dt > 0.0 {
-                db / dt / 1e9
-            } else {
-                0.0
-            }
-        })
-        .collect()
+    (0..n).map(|i| f(i, i.saturating_sub(w))).collect()
+}
+
+/// Rates from cumulative byte counts, Gbit/s, over the [`sliding`] window.
+fn rates(rec: &Recording, cumulative: &[u64]) -> Vec<f64> {
+    sliding(cumulative.len().min(rec.times.len()), |i, j| {
+        let dt = (rec.times[i] - rec.times[j]).as_ps() as f64 / 1e12;
+        let db = cumulative[i].saturating_sub(cumulative[j]) as f64 * 8.0;
+        if dt > 0.0 {
+            db / dt / 1e9
+        } else {
+            0.0
+        }
+    })
 }
 
 fn flows(rec: &Recording) -> Res<Option<String>> {
@@ -438,27 +435,22 @@ fn flows(rec: &Recording) -> Res<Option<String>> {
 }
 
 /// Per WRED queue that marked anything, the percentage of its frames marked CE, over the
-/// same sliding window as the rates.
+/// [`sliding`] window of the rates.
 fn ecn(rec: &Recording) -> Res<Option<String>> {
     let s: Vec<(String, Vec<f64>)> = rec
         .marks
         .iter()
         .filter(|m| m.marked.last().is_some_and(|x| *x > 0))
         .map(|m| {
-            let n = m.tx.len().min(rec.times.len());
-            let w = (n / 100).max(1);
-            let share = (0..n)
-                .map(|i| {
-                    let j = i.saturating_sub(w);
-                    let sent = m.tx[i].saturating_sub(m.tx[j]);
-                    let marked = m.marked[i].saturating_sub(m.marked[j]);
-                    if sent > 0 {
-                        marked as f64 / sent as f64 * 100.0
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
+            let share = sliding(m.tx.len().min(rec.times.len()), |i, j| {
+                let sent = m.tx[i].saturating_sub(m.tx[j]);
+                let marked = m.marked[i].saturating_sub(m.marked[j]);
+                if sent > 0 {
+                    marked as f64 / sent as f64 * 100.0
+                } else {
+                    0.0
+                }
+            });
             (format!("{} q{}", m.port, m.queue), share)
         })
         .collect();

@@ -3,7 +3,7 @@
 //! `DIR/index.html` with the figure and the table. Throughputs (`…_bps`) are drawn in
 //! Gbit/s; metrics that are not numbers (lists, maps) stay in the table only.
 
-use super::plot::{err, page, Res, W};
+use super::plot::{err, legend, page, Res, W};
 use plotters::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -137,12 +137,7 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
                     )
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            legend(&mut chart)?;
         }
         root.present().map_err(err)?;
     }

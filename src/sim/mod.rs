@@ -644,7 +644,7 @@ impl Sim {
         let now = self.now;
         self.observers
             .sample(now, &self.switches, &mut self.hosts)?;
-        let next = self.observers.next_sample(now + Time(1));
+        let next = self.observers.next_sample_after(now);
         if let Some(next) = next.filter(|n| *n <= self.end) {
             if !(self.until_idle && self.in_flight == 0 && now > Time::ZERO && self.idle()) {
                 self.queue.push(next, Ev::Sample);

@@ -125,10 +125,11 @@ impl Observers {
         self.failed.take()
     }
 
-    /// When the time series next samples at or after `now` (None: no regular samples
-    /// left).
-    pub fn next_sample(&self, now: Time) -> Option<Time> {
-        self.sampler.as_ref().and_then(|(s, _)| s.next_sample(now))
+    /// When the time series samples next after `now` (None: no regular samples left).
+    pub fn next_sample_after(&self, now: Time) -> Option<Time> {
+        self.sampler
+            .as_ref()
+            .and_then(|(s, _)| s.next_sample_after(now))
     }
 
     /// Where the time series' window starts, if one is written.

@@ -96,17 +96,17 @@ impl Sampler {
         prios(self.spec.priorities)
     }
 
-    /// The next regular sample at or after `now`: None with `sample: change` or past the
+    /// The regular sample after the one at `now`: None with `sample: change` or past the
     /// window.
-    pub fn next_sample(&self, now: Time) -> Option<Time> {
+    pub fn next_sample_after(&self, now: Time) -> Option<Time> {
         let Sampling::Every(i) = self.spec.sample else {
             return None;
         };
         let from = self.spec.from;
-        let t = if now <= from {
+        let t = if now < from {
             from
         } else {
-            from + Time((now - from).0.div_ceil(i.0) * i.0)
+            from + Time(((now - from).0 / i.0 + 1) * i.0)
         };
         self.in_window(t).then_some(t)
     }
