@@ -247,6 +247,7 @@ fn ecn_vs_pfc_paper_parameters_stay_apart_at_100g() {
     assert_eq!(u(&r["totals"]["pfc_tx_frames"]), 0);
     let t = |f: &str| common::f(&flow(&r, f)["throughput_bps"]);
     let gap = (t("fa") - t("fb")).abs() / ((t("fa") + t("fb")) / 2.0);
+    // Not converged: more than twice the 10 % the tuned lab meets (the guide's 57 / 41).
     assert!(gap > 0.20, "{gap}");
     let timers = text.replace(
         nic_settings(&text),
@@ -329,14 +330,20 @@ fn hol_blocking_answers() {
         "{got_ps} vs {want_ps}"
     );
     // 5. First XOFFs: Ethernet2 and Ethernet3 at (8 MB / 3.5) / (0.6 × 1536 B / 123.04 ns)
-    //    = 305.2 µs (within 1 %), Ethernet1 later.
+    //    = 305.2 µs (within 1 %). Ethernet1's PG then holds half of that, x/2, and its own
+    //    limit is α × what the two held PGs leave, y = (8 MB − 2x) − y, so y = 1.714 MB.
+    //    It gains at most one frame of `a` (1536 B) per 246.08 ns, 6.24 B/ns: its XOFF
+    //    comes no sooner than (y − x/2) / 6.24 B/ns = 91.5 µs later.
     let ports = hol["metrics"]["switches.tor.ports"].as_array().unwrap();
     let first = |i: usize| u(&ports[i]["pfc"]["first_tx_xoff_ps"][3]) as f64 / 1e6;
     let want_us = 8_000_000.0 / 3.5 / (0.6 * 1536.0 / 123.04) / 1000.0;
     for i in [2, 3] {
         assert!((first(i) - want_us).abs() < 0.01 * want_us, "{}", first(i));
     }
-    assert!(first(1) > want_us * 1.5, "{}", first(1));
+    let x = 8_000_000.0 / 3.5;
+    let y = (8_000_000.0 - 2.0 * x) / 2.0;
+    let earliest_us = want_us + (y - x / 2.0) / (1536.0 / 246.08) / 1000.0;
+    assert!(first(1) >= earliest_us, "{} vs {earliest_us}", first(1));
     // 3 and 6. On its own priority v gets the rest of h1's link: 98.70 − 32.90 (1 %).
     let own = &rows[1];
     assert_eq!(own["value"], "4");
@@ -384,13 +391,21 @@ fn pause_storm_answers() {
     let wd = &ports[0]["pfcwd"][0];
     assert_eq!((u(&wd["queue"]), u(&wd["storms"])), (3, 1));
     assert_eq!(ms(u(&wd["first_storm_ps"])), 2.1);
-    // 5. Restoration: 1 ms after the poll (3.9 ms) that saw r's last XOFF refresh,
-    //    1.0208 + 17 × 167.77 µs = 3.873 ms.
+    // 5. Restoration: r refreshes its XOFF every half pause (167.77 µs) until its XON,
+    //    when reading at 12.5 B/ns from 4 ms brings 85 frames under 64,000 B: 17 refreshes,
+    //    the last at 1.0208 + 17 × 167.77 µs = 3.873 ms. The queue is restored 1 ms after
+    //    the poll (3.9 ms) that saw it.
     let refresh_ns = 65535.0 * 5.12 / 2.0;
-    let last_refresh = r_xoff as f64 / 1e3 + 17.0 * refresh_ns;
+    let r_xon_ns = 4e6 + (85.0 * 1518.0 - 64_000.0) / 12.5;
+    let refreshes = ((r_xon_ns - r_xoff as f64 / 1e3) / refresh_ns).floor();
+    let last_refresh = r_xoff as f64 / 1e3 + refreshes * refresh_ns;
     let seen = (last_refresh / 100_000.0).ceil() * 100_000.0;
     assert_eq!(u(&wd["last_restored_ps"]) as f64, (seen + 1e6) * 1e3);
-    assert_eq!(u(&host(0, "r")["pfc"]["tx_xoff"][3]), 18);
+    assert_eq!(
+        u(&host(0, "r")["pfc"]["tx_xoff"][3]) as f64,
+        refreshes + 1.0,
+        "the first XOFF and its refreshes"
+    );
     // 4. Dropped: the queue at detection plus a's frames while stormed (2.1–4.9 ms), ±3.
     let q = u(&ports[0]["queues"][3]["watermark_bytes"]) / 1536;
     let stormed = (4.9e6 - 2.1e6) / slot;
