@@ -74,7 +74,7 @@ fn bench_switch(c: &mut Criterion) {
                             "no frame at {t}: next {:?}, drops {:?}, enq {}",
                             sw.next_transmit(1),
                             sw.drops().nonzero().collect::<Vec<_>>(),
-                            sw.enqueued()
+                            sw.ledger().queued
                         )
                     });
                 sw.recycle(black_box(out).data);

@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 file=$1; short=${2:-200us}; long=${3:-2ms}
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 2; }
-cargo build --release --bin lossless -q
-bin=target/release/lossless
+[ -n "${BIN:-}" ] || cargo build --release --bin lossless -q
+bin=${BIN:-target/release/lossless}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 measure() { # duration → "instructions hops"
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$tmp/cg.$1" \

@@ -68,12 +68,12 @@ fn every_captured_frame_is_forwarded_or_counted() {
             }
         }
     }
-    let rx = sw.ports()[0].counters.rx_packets;
-    let pfc = sw.ports()[0].counters.rx_pfc_frames;
+    let rx = sw.ports()[0].tx.counters.rx_packets;
+    let pfc = sw.ports()[0].tx.counters.rx_pfc_frames;
     assert_eq!(rx, frames);
     assert_eq!(
         rx,
-        sw.drops().total() + pfc + sw.enqueued(),
+        sw.drops().total() + pfc + sw.ledger().queued,
         "every frame forwarded or counted once"
     );
     assert!(
@@ -88,7 +88,7 @@ fn every_captured_frame_is_forwarded_or_counted() {
         .collect();
     eprintln!(
         "{files} captures, {frames} frames: {} forwarded, {pfc} PFC consumed, drops {reasons:?}",
-        sw.enqueued()
+        sw.ledger().queued
     );
 }
 

@@ -213,10 +213,15 @@ pub struct Mmu {
     cell: u64,
     /// Pools, by index.
     pub pools: Vec<Pool>,
-    /// Ingress accounting, index `port * 8 + pg`.
-    pub pgs: Vec<PgState>,
-    /// Egress accounting, index `port * 8 + queue`.
-    pub queues: Vec<QueueBuf>,
+    /// Ingress accounting, index [`slot`]`(port, pg)`.
+    pgs: Vec<PgState>,
+    /// Egress accounting, index [`slot`]`(port, queue)`.
+    queues: Vec<QueueBuf>,
+}
+
+/// Where (`port`, `pg`) or (`port`, `queue`) sits in the MMU's per-port tables.
+const fn slot(port: usize, i: usize) -> usize {
+    port * PRIORITIES + i
 }
 
 /// `used ≤ α·free` (or `< ` when `strict`), in exact integer arithmetic; `used` and `free`
@@ -296,6 +301,35 @@ impl Mmu {
     /// Bytes per cell.
     pub fn cell(&self) -> u64 {
         self.cell
+    }
+
+    /// Accounting of ingress priority group `pg` of `port`.
+    pub fn pg(&self, port: usize, pg: usize) -> &PgState {
+        &self.pgs[slot(port, pg)]
+    }
+
+    /// Accounting of egress queue `queue` of `port`.
+    pub fn queue(&self, port: usize, queue: usize) -> &QueueBuf {
+        &self.queues[slot(port, queue)]
+    }
+
+    /// Every ingress (port, PG), port by port.
+    pub fn pgs(&self) -> &[PgState] {
+        &self.pgs
+    }
+
+    /// Every egress (port, queue), port by port.
+    pub fn queues(&self) -> &[QueueBuf] {
+        &self.queues
+    }
+
+    /// Bytes queued at egress on `port`, all queues.
+    pub fn port_queued_bytes(&self, port: usize) -> u64 {
+        let cells: u64 = self.queues[slot(port, 0)..slot(port + 1, 0)]
+            .iter()
+            .map(QueueBuf::used)
+            .sum();
+        cells * self.cell
     }
 
     /// Cells a frame of `len` bytes occupies.
@@ -396,8 +430,7 @@ impl Mmu {
         len: u64,
     ) -> Result<Admitted, Refusal> {
         let cells = len.div_ceil(self.cell);
-        let i = in_port * PRIORITIES + pg;
-        let j = out_port * PRIORITIES + queue;
+        let (i, j) = (slot(in_port, pg), slot(out_port, queue));
         let (ir, is, ih, crosses) = match self.plan_ingress(i, cells) {
             Ok(plan) => plan,
             Err(r) => {
@@ -452,14 +485,14 @@ impl Mmu {
     ) -> bool {
         let cells = cells as u64;
         // Egress: shared first, then reserved.
-        let q = &mut self.queues[out_port * PRIORITIES + queue];
+        let q = &mut self.queues[slot(out_port, queue)];
         let from_shared = cells.min(q.shared_used);
         q.shared_used -= from_shared;
         q.reserved_used -= (cells - from_shared).min(q.reserved_used);
         let qpool = q.pool;
         self.pools[qpool].shared_used -= from_shared;
         // Ingress: headroom first, then shared, then reserved.
-        let i = in_port * PRIORITIES + pg;
+        let i = slot(in_port, pg);
         let p = &mut self.pgs[i];
         let from_headroom = cells.min(p.headroom_used);
         p.headroom_used -= from_headroom;
@@ -476,49 +509,40 @@ impl Mmu {
         self.check_xon(i)
     }
 
-    /// PG `i`'s shared-use limit now, bytes (its XOFF point; 0 for a PG without one).
-    pub fn pg_limit_bytes(&self, i: usize) -> u64 {
-        let p = &self.pgs[i];
+    /// The shared-use limit of PG `pg` of `port` now, bytes (its XOFF point; 0 for a PG
+    /// without one).
+    pub fn pg_limit_bytes(&self, port: usize, pg: usize) -> u64 {
+        self.limit_of(&self.pgs[slot(port, pg)])
+    }
+
+    /// The XON level of PG `pg` of `port` now, bytes: max(xon, limit − xon_offset).
+    pub fn pg_xon_level_bytes(&self, port: usize, pg: usize) -> u64 {
+        self.xon_level_of(&self.pgs[slot(port, pg)])
+    }
+
+    fn limit_of(&self, p: &PgState) -> u64 {
         p.threshold.map_or(0, |th| self.limit_bytes(th, p.pool))
     }
 
-    /// PG `i`'s XON level now, bytes: max(xon, limit − xon_offset).
-    pub fn pg_xon_level_bytes(&self, i: usize) -> u64 {
-        let p = &self.pgs[i];
+    fn xon_level_of(&self, p: &PgState) -> u64 {
         p.xon
             .get()
-            .max(self.pg_limit_bytes(i).saturating_sub(p.xon_offset.get()))
+            .max(self.limit_of(p).saturating_sub(p.xon_offset.get()))
     }
 
-    /// If PG `i` is in XOFF and meets the XON condition (no headroom in use and shared use
-    /// below max(xon, limit − xon_offset)), leave XOFF and return true.
-    pub fn check_xon(&mut self, i: usize) -> bool {
+    /// If PG slot `i` is in XOFF and meets the XON condition (no headroom in use and shared
+    /// use below max(xon, limit − xon_offset)), leave XOFF and return true.
+    fn check_xon(&mut self, i: usize) -> bool {
         let p = &self.pgs[i];
         if !p.xoff || p.headroom_used > 0 {
             return false;
         }
         let used = p.shared_used * self.cell;
-        let level = self.pg_xon_level_bytes(i);
+        let level = self.xon_level_of(p);
         if used == 0 || used < level {
             self.pgs[i].xoff = false;
             return true;
         }
         false
-    }
-
-    /// Clear all watermarks (SONiC `watermarkstat -c`).
-    pub fn clear_watermarks(&mut self) {
-        for p in &mut self.pools {
-            p.watermark = p.shared_used;
-            p.headroom_watermark = p.headroom_used;
-        }
-        for g in &mut self.pgs {
-            g.shared_watermark = g.shared_used;
-            g.headroom_watermark = g.headroom_used;
-        }
-        for q in &mut self.queues {
-            q.watermark = q.used();
-            q.shared_watermark = q.shared_used;
-        }
     }
 }

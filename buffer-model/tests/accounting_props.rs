@@ -97,8 +97,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Admit { in_port, pg, out_port, len } => {
-                    let i = in_port * PRIORITIES + pg;
-                    let before = m.pgs[i].clone();
+                    let before = m.pg(in_port, pg).clone();
                     match m.admit(in_port, pg, out_port, pg, len) {
                         Ok(a) => { admitted += 1; held.push((in_port, pg, out_port, pg, a.cells)); }
                         Err(r) => {
@@ -121,18 +120,18 @@ proptest! {
                 }
             }
             // Pool use = Σ users; nothing above its bound.
-            let pg_shared: u64 = m.pgs.iter().map(|p| p.shared_used).sum();
-            let q_shared: u64 = m.queues.iter().map(|q| q.shared_used).sum();
+            let pg_shared: u64 = m.pgs().iter().map(|p| p.shared_used).sum();
+            let q_shared: u64 = m.queues().iter().map(|q| q.shared_used).sum();
             prop_assert_eq!(m.pools[0].shared_used, pg_shared);
             prop_assert_eq!(m.pools[1].shared_used, q_shared);
             prop_assert!(m.pools[0].shared_used <= m.pools[0].size_cells);
-            for p in &m.pgs {
+            for p in m.pgs() {
                 prop_assert!(p.reserved_used <= p.reserved);
                 prop_assert!(p.headroom_used <= p.headroom_cells);
             }
             let held_cells: u64 = held.iter().map(|h| h.4 as u64).sum();
-            prop_assert_eq!(m.pgs.iter().map(|p| p.used()).sum::<u64>(), held_cells);
-            prop_assert_eq!(m.queues.iter().map(|q| q.used()).sum::<u64>(), held_cells);
+            prop_assert_eq!(m.pgs().iter().map(|p| p.used()).sum::<u64>(), held_cells);
+            prop_assert_eq!(m.queues().iter().map(|q| q.used()).sum::<u64>(), held_cells);
         }
         // Every admitted packet is released (dequeued) or still held; drain the rest.
         for (a, b, c, d, cells) in held.drain(..) {
@@ -140,7 +139,7 @@ proptest! {
             released += 1;
         }
         prop_assert_eq!(admitted, released);
-        prop_assert!(m.pgs.iter().all(|p| p.used() == 0 && !p.xoff));
+        prop_assert!(m.pgs().iter().all(|p| p.used() == 0 && !p.xoff));
         prop_assert_eq!(m.pools[0].shared_used + m.pools[1].shared_used, 0);
     }
 }

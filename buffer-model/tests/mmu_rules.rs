@@ -7,22 +7,13 @@ use lossless_buffer_model::Bytes;
 
 /// One port, one lossless PG (0) and a big static egress queue: the acceptance scenario.
 fn one_pg_mmu(reserved_cells: u64, headroom_cells: u64, pool_cells: u64) -> Mmu {
-    let cell = Bytes(256);
-    let pools = vec![
-        PoolSpec {
-            name: "ingress_lossless_pool".into(),
-            kind: PoolKind::Ingress,
-            size: Bytes(pool_cells * 256),
-            xoff: Bytes(0),
-        },
-        PoolSpec {
-            name: "egress_lossless_pool".into(),
-            kind: PoolKind::Egress,
-            size: Bytes(1 << 30),
-            xoff: Bytes(0),
-        },
-    ];
-    let pg = ProfileSpec {
+    let pg = lossless_pg(reserved_cells, headroom_cells);
+    build(pool_cells, 0, pg, big_queue())
+}
+
+/// A lossless PG profile with α = 1 and an XON offset of two cells.
+fn lossless_pg(reserved_cells: u64, headroom_cells: u64) -> ProfileSpec {
+    ProfileSpec {
         pool: 0,
         reserved: Bytes(reserved_cells * 256),
         threshold: Threshold::Dynamic(0),
@@ -31,13 +22,47 @@ fn one_pg_mmu(reserved_cells: u64, headroom_cells: u64, pool_cells: u64) -> Mmu 
             xon: Bytes(0),
             xon_offset: Bytes(2 * 256),
         }),
-    };
-    let q = ProfileSpec {
+    }
+}
+
+/// A lossy PG profile with threshold `threshold`.
+fn lossy_pg(threshold: Threshold) -> ProfileSpec {
+    ProfileSpec {
+        pool: 0,
+        reserved: Bytes(0),
+        threshold,
+        headroom: None,
+    }
+}
+
+/// A queue profile that never refuses.
+fn big_queue() -> ProfileSpec {
+    ProfileSpec {
         pool: 1,
         reserved: Bytes(0),
         threshold: Threshold::Static(Bytes(1 << 30)),
         headroom: None,
-    };
+    }
+}
+
+/// One port whose eight PGs have profile `pg` and eight queues profile `q`; an ingress
+/// pool of `pool_cells` (with a shared headroom pool of `headroom_pool_cells`).
+fn build(pool_cells: u64, headroom_pool_cells: u64, pg: ProfileSpec, q: ProfileSpec) -> Mmu {
+    let cell = Bytes(256);
+    let pools = vec![
+        PoolSpec {
+            name: "ingress_lossless_pool".into(),
+            kind: PoolKind::Ingress,
+            size: Bytes(pool_cells * 256),
+            xoff: Bytes(headroom_pool_cells * 256),
+        },
+        PoolSpec {
+            name: "egress_lossless_pool".into(),
+            kind: PoolKind::Egress,
+            size: Bytes(1 << 30),
+            xoff: Bytes(0),
+        },
+    ];
     Mmu::new(cell, pools, &vec![pg; 8], &vec![q; 8])
 }
 
@@ -67,7 +92,7 @@ fn xoff_at_packet_16401_then_headroom_then_drop_at_16601() {
     assert_eq!(first_xoff, Some(16_401));
     assert_eq!(first_headroom, Some(16_401));
     assert_eq!(first_drop, Some(16_601));
-    let pg = &mmu.pgs[0];
+    let pg = &mmu.pg(0, 0);
     assert_eq!(pg.reserved_used, 16);
     assert_eq!(pg.shared_used, 16_384);
     assert_eq!(pg.headroom_used, 200);
@@ -81,27 +106,26 @@ fn xon_only_after_headroom_empty_and_below_hysteresis() {
     for _ in 0..16_450 {
         mmu.admit(0, 0, 0, 0, 64).unwrap();
     }
-    assert!(mmu.pgs[0].xoff);
+    assert!(mmu.pg(0, 0).xoff);
     // 50 headroom cells release first: no XON while headroom is in use.
     for _ in 0..49 {
         assert!(!mmu.release(0, 0, 0, 0, 1));
     }
-    assert_eq!(mmu.pgs[0].headroom_used, 1);
+    assert_eq!(mmu.pg(0, 0).headroom_used, 1);
     // Headroom now empties, but shared (16384) is not below limit − offset yet:
     // limit = S − X = 32768 − 16384 = 16384 cells, minus 2 cells offset.
     assert!(!mmu.release(0, 0, 0, 0, 1));
-    assert_eq!(mmu.pgs[0].headroom_used, 0);
+    assert_eq!(mmu.pg(0, 0).headroom_used, 0);
     // 16384 → 16383: limit is then 16385, level 16383: 16383 < 16383 fails.
     assert!(!mmu.release(0, 0, 0, 0, 1));
     // 16382 < limit(16386) − 2 = 16384: XON.
     assert!(mmu.release(0, 0, 0, 0, 1));
-    assert!(!mmu.pgs[0].xoff);
+    assert!(!mmu.pg(0, 0).xoff);
 }
 
 #[test]
 fn lossy_pg_drops_at_its_limit() {
-    let mut mmu = one_pg_mmu(0, 0, 1000);
-    mmu.pgs[0].lossless = false;
+    let mut mmu = build(1000, 0, lossy_pg(Threshold::Dynamic(0)), big_queue());
     let admitted = (0..1000)
         .filter(|_| mmu.admit(0, 0, 0, 0, 64).is_ok())
         .count();
@@ -112,9 +136,7 @@ fn lossy_pg_drops_at_its_limit() {
 #[test]
 fn fractional_alpha_is_exact() {
     // α = 1/8 over 900 cells: x ≤ (900 − x)/8 ⇔ 9x ≤ 900 ⇔ x ≤ 100.
-    let mut mmu = one_pg_mmu(0, 0, 900);
-    mmu.pgs[0].lossless = false;
-    mmu.pgs[0].threshold = Some(Threshold::Dynamic(-3));
+    let mut mmu = build(900, 0, lossy_pg(Threshold::Dynamic(-3)), big_queue());
     let admitted = (0..200)
         .filter(|_| mmu.admit(0, 0, 0, 0, 1).is_ok())
         .count();
@@ -123,13 +145,16 @@ fn fractional_alpha_is_exact() {
 
 #[test]
 fn egress_refusal_charges_nothing() {
-    let mut mmu = one_pg_mmu(0, 0, 1000);
-    mmu.queues[0].threshold = Some(Threshold::Static(Bytes(256 * 3)));
+    let small = ProfileSpec {
+        threshold: Threshold::Static(Bytes(256 * 3)),
+        ..big_queue()
+    };
+    let mut mmu = build(1000, 0, lossless_pg(0, 0), small);
     for _ in 0..3 {
         mmu.admit(0, 0, 0, 0, 200).unwrap();
     }
     assert_eq!(mmu.admit(0, 0, 0, 0, 200), Err(Refusal::EgressLimit));
-    assert_eq!(mmu.pgs[0].shared_used, 3);
+    assert_eq!(mmu.pg(0, 0).shared_used, 3);
     assert_eq!(mmu.pools[0].shared_used, 3);
 }
 
@@ -137,8 +162,7 @@ fn egress_refusal_charges_nothing() {
 fn shared_headroom_pool_bounds_the_sum() {
     // Per-PG headroom 4 cells each, a shared headroom pool of 5: the pool
     // oversubscribes the sum (8) and runs out first when both PGs fill.
-    let mut mmu = one_pg_mmu(0, 4, 20);
-    mmu.pools[0].headroom_cells = 5;
+    let mut mmu = build(20, 5, lossless_pg(0, 4), big_queue());
     // Fill shared: PG 0 up to x ≤ 20 − x (10 cells), then PG 1 up to x ≤ 10 − x (5).
     for _ in 0..10 {
         mmu.admit(0, 0, 0, 0, 256).unwrap();
@@ -158,5 +182,8 @@ fn shared_headroom_pool_bounds_the_sum() {
     assert_eq!(mmu.admit(0, 1, 0, 1, 256), Err(Refusal::HeadroomFull));
     assert_eq!(mmu.pools[0].headroom_used, 5);
     assert_eq!(mmu.pools[0].headroom_watermark, 5);
-    assert_eq!((mmu.pgs[0].headroom_used, mmu.pgs[1].headroom_used), (4, 1));
+    assert_eq!(
+        (mmu.pg(0, 0).headroom_used, mmu.pg(0, 1).headroom_used),
+        (4, 1)
+    );
 }

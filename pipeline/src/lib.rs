@@ -8,11 +8,14 @@
 //! ```
 //!
 //! * [`packet`]: a frame (held bytes + declared length) and its metadata.
-//! * [`wire`]: PFC / PAUSE and RoCEv2 BTH codecs, in-place header edits.
+//! * [`wire`]: PFC / PAUSE, RoCEv2 (BTH, AETH) and VLAN codecs, in-place header edits.
 //! * [`parser`]: frame bytes → header vector, or a [`drop_reason::DropReason`].
 //! * [`forward`]: FDB and LPM tables; [`groups`]: next-hop group member choice, with
 //!   [`dlb`] (flowlet quality and flow table) for dynamic load balancing.
 //! * [`config`]: the typed switch configuration; [`presets`]: small ready-made ones.
+//! * [`transmitter`]: one port's transmitter (wire, PFC both ways, counters), shared by
+//!   the switch's ports and the host NIC.
+//! * [`node`]: the interface every engine drives a switch or host through.
 //! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time.
 
 pub mod config;
@@ -21,11 +24,15 @@ pub mod dlb;
 pub mod drop_reason;
 pub mod forward;
 pub mod groups;
+pub mod node;
 pub mod packet;
 pub mod parser;
 pub mod presets;
 pub mod switch;
+pub mod transmitter;
 pub mod wire;
 
+pub use node::Node;
 pub use packet::{Meta, Packet};
 pub use switch::Switch;
+pub use transmitter::Transmitter;

@@ -7,10 +7,11 @@
 //! declared frame length, since simulated frames hold their headers only.
 
 use crate::drop_reason::DropReason;
-use crate::wire::bth::{Bth, BTH_LEN, ROCEV2_PORT};
 use crate::wire::pfc::{
     MacControlFrame, ETHERTYPE_MAC_CONTROL, OPCODE_PAUSE, OPCODE_PFC, PFC_DESTINATION,
 };
+use crate::wire::rocev2::{Bth, BTH_LEN, ROCEV2_PORT};
+use crate::wire::vlan;
 use etherparse::{
     err, Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice,
     TcpHeaderSlice, UdpHeaderSlice,
@@ -223,10 +224,6 @@ impl Fnv {
     }
 }
 
-fn is_vlan_tpid(t: u16) -> bool {
-    matches!(t, 0x8100 | 0x88A8 | 0x9100)
-}
-
 /// Parse `data` (the frame from the destination MAC on), whose declared length including
 /// FCS is `len`.
 pub fn parse(data: &[u8], len: u32) -> Result<Parsed, DropReason> {
@@ -238,7 +235,7 @@ pub fn parse(data: &[u8], len: u32) -> Result<Parsed, DropReason> {
     };
     let mut ethertype = eth.ether_type().0;
     let mut off = 14usize;
-    while is_vlan_tpid(ethertype) {
+    while vlan::is_tpid(ethertype) {
         if p.vlan_count == 2 {
             p.deep_stack = true;
             p.ethertype = ethertype;
@@ -275,30 +272,25 @@ pub fn parse(data: &[u8], len: u32) -> Result<Parsed, DropReason> {
 }
 
 fn parse_mac_control(data: &[u8], len: u32) -> Result<MacControl, DropReason> {
-    if data.len() < 16 {
-        return Err(DropReason::TruncatedMacControl);
-    }
-    let opcode = u16::from_be_bytes([data[14], data[15]]);
-    match opcode {
+    let f = MacControlFrame::new_checked(data).ok_or(DropReason::TruncatedMacControl)?;
+    match f.opcode() {
         OPCODE_PFC => {
-            if data[0..6] != PFC_DESTINATION {
+            if f.destination() != PFC_DESTINATION {
                 return Err(DropReason::PfcBadDestination);
             }
             if len < 64 {
                 return Err(DropReason::PfcTooShort);
             }
-            let f = MacControlFrame::new_checked(data).ok_or(DropReason::TruncatedMacControl)?;
+            let f = f.pfc().ok_or(DropReason::TruncatedMacControl)?;
             Ok(MacControl::Pfc {
                 enable: f.class_enable(),
                 quanta: f.all_quanta(),
             })
         }
         OPCODE_PAUSE => {
-            if data.len() < 18 {
-                return Err(DropReason::TruncatedMacControl);
-            }
+            let f = f.pause().ok_or(DropReason::TruncatedMacControl)?;
             Ok(MacControl::Pause {
-                quanta: u16::from_be_bytes([data[16], data[17]]),
+                quanta: f.pause_time(),
             })
         }
         _ => Err(DropReason::MacControlUnknownOpcode),
@@ -449,7 +441,7 @@ fn parse_l4(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::bth::{emit_bth, ICRC_LEN};
+    use crate::wire::rocev2::{emit_bth, ICRC_LEN};
     use etherparse::PacketBuilder;
 
     fn udp_frame(dport: u16, payload: &[u8]) -> Vec<u8> {

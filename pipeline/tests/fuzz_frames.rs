@@ -154,12 +154,12 @@ fn run(cfg: SwitchConfig, n: u64, seed: u64) -> Switch {
             }
         }
     }
-    let rx: u64 = sw.ports().iter().map(|p| p.counters.rx_packets).sum();
-    let pfc: u64 = sw.ports().iter().map(|p| p.counters.rx_pfc_frames).sum();
+    let rx: u64 = sw.ports().iter().map(|p| p.tx.counters.rx_packets).sum();
+    let pfc: u64 = sw.ports().iter().map(|p| p.tx.counters.rx_pfc_frames).sum();
     assert_eq!(rx, n);
     assert_eq!(
         rx,
-        sw.drops().total() + pfc + sw.enqueued(),
+        sw.drops().total() + pfc + sw.ledger().queued,
         "every frame accounted once"
     );
     assert!(sent_out > 0);
@@ -167,7 +167,7 @@ fn run(cfg: SwitchConfig, n: u64, seed: u64) -> Switch {
     sw.ledger()
         .check(sw.queued_frames(), sw.drops().total())
         .unwrap();
-    let pfc_tx: u64 = sw.ports().iter().map(|p| p.counters.tx_pfc_frames).sum();
+    let pfc_tx: u64 = sw.ports().iter().map(|p| p.tx.counters.tx_pfc_frames).sum();
     assert_eq!(sent_out, sw.ledger().sent + pfc_tx);
     sw
 }

@@ -98,7 +98,7 @@ fn pfc_1000_quanta_pauses_exactly_5_12_us_at_100g_and_20_48_us_at_25g() {
         let second = sw.poll_transmit(0, end).expect("pause over");
         assert_eq!(second.meta.tc, 3);
         assert_eq!(sw.paused_time(0, 3, Time::from_ms(1)), Time(pause_ps));
-        let c = &sw.ports()[0].counters.pfc;
+        let c = &sw.ports()[0].tx.counters.pfc;
         assert_eq!((c.rx_xoff[3], c.rx_xon[3]), (1, 0));
     }
 }
@@ -110,7 +110,7 @@ fn a_second_pfc_frame_reloads_the_timer_rather_than_adding() {
     sw.receive(0, pfc(1 << 3, quanta(3, 1000)), Time::from_us(2));
     sw.receive(1, frame(1, 0, 3, 0, 1518), Time::from_us(3));
     assert_eq!(sw.next_transmit(0), Some(Time(7_120_000)));
-    assert_eq!(sw.ports()[0].counters.pfc.rx_xoff[3], 2);
+    assert_eq!(sw.ports()[0].tx.counters.pfc.rx_xoff[3], 2);
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn time_zero_resumes_at_once() {
     assert!(sw.poll_transmit(0, Time::from_us(1)).is_none());
     sw.receive(0, pfc(1 << 3, quanta(3, 0)), Time::from_us(2));
     assert!(sw.poll_transmit(0, Time::from_us(2)).is_some());
-    let c = &sw.ports()[0].counters.pfc;
+    let c = &sw.ports()[0].tx.counters.pfc;
     assert_eq!((c.rx_xoff[3], c.rx_xon[3]), (1, 1));
     assert_eq!(sw.paused_time(0, 3, Time::from_ms(1)), Time::from_us(2));
 }
@@ -136,8 +136,8 @@ fn a_frame_already_on_the_wire_completes() {
     assert!(sw.poll_transmit(0, start).is_some());
     // Pause arrives mid-frame: the frame on the wire keeps its end time.
     sw.receive(0, pfc(1 << 3, quanta(3, 1000)), start + Time::from_ns(50));
-    assert_eq!(sw.ports()[0].busy_until, start + speed.wire_time(1518));
-    assert_eq!(sw.ports()[0].counters.tx_packets, 1);
+    assert_eq!(sw.ports()[0].tx.busy_until, start + speed.wire_time(1518));
+    assert_eq!(sw.ports()[0].tx.counters.tx_packets, 1);
     // The next frame waits for the pause.
     assert_eq!(
         sw.next_transmit(0),
@@ -237,12 +237,12 @@ fn xoff_with_packet_16401_headroom_to_16600_first_drop_16601_then_xon_after_hyst
     assert_eq!(first_drop, Some(16_601));
     assert_eq!(sw.lossless_drops(), 400);
     assert_eq!(sw.drops().get(DropReason::HeadroomFull), 400);
-    let pg = &sw.mmu().pgs[8 + 3];
+    let pg = &sw.mmu().pg(1, 3);
     assert_eq!(
         (pg.reserved_used, pg.shared_used, pg.headroom_used),
         (16, 16_384, 200)
     );
-    assert_eq!(sw.ports()[1].counters.pfc.tx_xoff[3], 1);
+    assert_eq!(sw.ports()[1].tx.counters.pfc.tx_xoff[3], 1);
 
     // Drain: headroom empties first (200 frames), then XON once shared use is below
     // limit − xon_offset: 2·x < 32768 − 2 ⇔ x ≤ 16382, i.e. after frame 202.
@@ -267,7 +267,7 @@ fn xoff_with_packet_16401_headroom_to_16600_first_drop_16601_then_xon_after_hyst
             quanta: [0; 8]
         })
     );
-    assert_eq!(sw.ports()[1].counters.pfc.tx_xon[3], 1);
+    assert_eq!(sw.ports()[1].tx.counters.pfc.tx_xon[3], 1);
 }
 
 #[test]
@@ -284,7 +284,7 @@ fn xoff_is_refreshed_every_half_pause_time_while_congested() {
     assert_eq!(sw.poll_timeout(), Some(t + half));
     sw.handle_timeout(t + half);
     assert!(sw.poll_transmit(1, t + half).is_some());
-    assert_eq!(sw.ports()[1].counters.pfc.tx_xoff[3], 2);
+    assert_eq!(sw.ports()[1].tx.counters.pfc.tx_xoff[3], 2);
 }
 
 #[test]
@@ -311,7 +311,7 @@ fn pfc_edge_behaviours() {
     unknown.data[15] = 0x07;
     sw.receive(0, unknown, t);
     assert_eq!(
-        sw.ports()[0].pause.paused_mask(t),
+        sw.ports()[0].tx.pause.paused_mask(t),
         0,
         "none of them paused anything"
     );
@@ -325,12 +325,12 @@ fn pfc_edge_behaviours() {
     let mut f = pfc((1 << 3) | (1 << 1), [0, 1000, 0, 1000, 0, 0, 0, 0]);
     f.data[16] = 0xFF;
     sw.receive(0, f, t);
-    assert_eq!(sw.ports()[0].pause.paused_mask(t), 1 << 3);
-    let c = &sw.ports()[0].counters.pfc;
+    assert_eq!(sw.ports()[0].tx.pause.paused_mask(t), 1 << 3);
+    let c = &sw.ports()[0].tx.counters.pfc;
     assert_eq!((c.rx_xoff[1], c.rx_xoff[3]), (0, 1));
     // MAC Control frames are never forwarded.
     assert_eq!(sw.next_transmit(1), None);
-    assert_eq!(sw.ports()[1].counters.tx_packets, 0);
+    assert_eq!(sw.ports()[1].tx.counters.tx_packets, 0);
 }
 
 #[test]
@@ -344,7 +344,7 @@ fn runts_and_giants_are_dropped_before_buffer_accounting() {
     sw.receive(1, frame(1, 0, 3, 0, 9216), Time::ZERO);
     assert_eq!(sw.drops().get(DropReason::Runt), 1);
     assert_eq!(sw.drops().get(DropReason::Giant), 1);
-    assert_eq!(sw.mmu().pgs[8 + 3].used(), 9216u64.div_ceil(256));
+    assert_eq!(sw.mmu().pg(1, 3).used(), 9216u64.div_ceil(256));
 }
 
 #[test]
@@ -447,7 +447,7 @@ fn asymmetric_pfc_honours_every_priority_but_sends_for_none_it_does_not_enable()
     let t = Time::from_us(1);
     // A pause for priority 3 (not enabled here) holds queue 3 of port 0.
     sw.receive(0, pfc(1 << 3, quanta(3, 1000)), t);
-    assert_eq!(sw.ports()[0].pause.paused_mask(t), 1 << 3);
+    assert_eq!(sw.ports()[0].tx.pause.paused_mask(t), 1 << 3);
     assert_eq!(sw.drops().get(DropReason::PfcNotEnabled), 0);
     sw.receive(1, frame(1, 0, 3, 0, 1518), t);
     assert!(sw.poll_transmit(0, t + Time::from_ns(500)).is_none());
@@ -461,6 +461,6 @@ fn asymmetric_pfc_honours_every_priority_but_sends_for_none_it_does_not_enable()
         sw.receive(2, frame(2, 0, 3, 0, 1518), t + Time(i));
     }
     assert!(sw.drops().total() > 0);
-    assert_eq!(sw.ports()[2].counters.tx_pfc_frames, 0);
+    assert_eq!(sw.ports()[2].tx.counters.tx_pfc_frames, 0);
     assert_eq!(sw.next_transmit(2), None);
 }

@@ -9,12 +9,8 @@ use crate::dcqcn::ReactionPoint;
 use hdrhistogram::Histogram;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::build::{BuildError, FrameSpec};
+use lossless_pipeline::wire::rocev2;
 use lossless_pipeline::Packet;
-
-/// BTH opcode of an RC SEND-only packet, what generated RoCEv2 frames carry: a BTH and the
-/// payload, no extension header, so frames down to 64 bytes decode (an RDMA WRITE would
-/// need a 16-byte RETH).
-pub const OPCODE_SEND_ONLY: u8 = 0x04;
 
 /// When a flow offers traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +73,8 @@ pub struct FlowTx {
     /// Configuration.
     pub spec: FlowSpec,
     template: Vec<u8>,
-    bth_psn_offset: Option<usize>,
+    /// Where the BTH starts in the template (RoCEv2 flows).
+    bth_offset: Option<usize>,
     next_slot: Time,
     /// Frames sent.
     pub tx_packets: u64,
@@ -98,12 +95,12 @@ impl FlowTx {
     pub fn new(spec: FlowSpec) -> Result<FlowTx, BuildError> {
         let mut template = Vec::new();
         spec.headers.write(&mut template)?;
-        let bth_psn_offset = spec.headers.bth.map(|_| template.len() - 3);
+        let bth_offset = spec.headers.bth.map(|_| template.len() - rocev2::BTH_LEN);
         Ok(FlowTx {
             next_slot: spec.start,
             spec,
             template,
-            bth_psn_offset,
+            bth_offset,
             tx_packets: 0,
             tx_bytes: 0,
             skipped_slots: 0,
@@ -210,9 +207,8 @@ impl FlowTx {
             };
             spec.write(&mut buf).expect("len ≥ min_len");
         }
-        if let Some(o) = self.bth_psn_offset {
-            let psn = (self.tx_packets as u32) & 0x00FF_FFFF;
-            buf[o..o + 3].copy_from_slice(&psn.to_be_bytes()[1..]);
+        if let Some(o) = self.bth_offset {
+            rocev2::set_psn(&mut buf, o, self.tx_packets as u32);
         }
         if let Some(rp) = &mut self.dcqcn {
             rp.on_sent(now, len as u64);
@@ -391,6 +387,7 @@ impl FlowRx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lossless_pipeline::wire::rocev2::OPCODE_SEND_ONLY;
 
     fn spec(pattern: Pattern, limit: Limit) -> FlowSpec {
         FlowSpec {

@@ -1,30 +1,25 @@
-//! A host NIC at the end of a link, sans-IO like the switch.
+//! A host NIC at the end of a link, sans-IO like the switch, driven through the same
+//! [`Node`] interface.
 //!
-//! Transmit: the host's flows are served round-robin, one frame per flow in turn; a flow
-//! whose priority is paused (PFC honoured, with the NIC's response delay) is skipped.
-//! PFC frames the NIC generates leave first. Receive: PFC frames reload per-priority pause
-//! timers; data frames are counted and, with a bounded receive buffer drained at `drain`,
-//! the NIC sends XOFF when the buffer passes `pfc_xoff` and XON below `pfc_xon` (a slow
+//! Transmit (through the shared [`Transmitter`]): PFC frames the NIC generates leave first,
+//! then CNPs, then the host's flows, round-robin, one frame per flow in turn; a flow whose
+//! priority is paused (PFC honoured, with the NIC's response delay) is skipped. Receive:
+//! PFC frames reload per-priority pause timers; data frames are counted against the flow
+//! they belong to ([`FlowRx`]) and, with a bounded receive buffer drained at `drain`, the
+//! NIC sends XOFF when the buffer passes `pfc_xoff` and XON below `pfc_xon` (a slow
 //! receiver); past the buffer, frames are dropped and counted.
 
 use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
-use crate::flow::FlowTx;
-use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
+use crate::flow::{FlowRx, FlowTx};
 use lossless_buffer_model::{Bytes, Rate, Time};
-use lossless_pipeline::counters::PortCounters;
 use lossless_pipeline::parser::{parse, MacControl, L3};
 use lossless_pipeline::wire::build::FrameSpec;
-use lossless_pipeline::wire::pfc::{pfc_frame, PFC_FRAME_LEN};
-use lossless_pipeline::Packet;
+use lossless_pipeline::wire::rocev2::{self, BTH_LEN, CNP_LEN, OPCODE_CNP, ROCEV2_PORT};
+use lossless_pipeline::{Node, Packet, Transmitter};
 use std::collections::VecDeque;
 
-/// BTH opcode of a RoCEv2 congestion notification packet.
-pub const OPCODE_CNP: u8 = 0x81;
-/// UDP destination port of RoCEv2.
-pub const ROCEV2_PORT: u16 = 4791;
-/// Length of a CNP frame: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + 16 reserved bytes +
-/// ICRC 4 + FCS 4.
-pub const CNP_LEN: u32 = 78;
+/// Spare frame buffers a NIC keeps for reuse.
+const SPARE_BUFFERS: usize = 64;
 
 /// Whether the NIC obeys PFC frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +74,7 @@ pub struct NicConfig {
 /// What a received frame was.
 #[derive(Debug)]
 pub enum Received {
-    /// A data frame for the host (the engine counts it against its flow).
+    /// A data frame for the host (counted against its flow).
     Data(Packet),
     /// A PFC frame, acted on or ignored; its buffer is returned for reuse.
     Pfc(Vec<u8>),
@@ -97,33 +92,29 @@ pub struct Host {
     pub name: String,
     /// MAC address.
     pub mac: [u8; 6],
-    /// Link speed.
-    pub speed: Rate,
+    /// The transmitter: link and enable state, busy-until, pause timers (PFC received),
+    /// PFC generation (the receive buffer's XOFF), frame and PFC counters.
+    pub tx: Transmitter,
     nic: NicConfig,
     /// The host's flows (sender side).
     pub flows: Vec<FlowTx>,
+    /// Flow index of each queue pair, sorted by QP (where a CNP goes).
+    qp_flow: Vec<(u32, usize)>,
     rr: usize,
-    /// The transmitter is busy until then.
-    pub busy_until: Time,
-    /// Transmitter enabled.
-    pub tx_enabled: bool,
-    /// Link up.
-    pub link_up: bool,
-    /// Pause timers set by PFC frames received.
-    pub pause: PauseTimers,
-    pfc: PfcGenerator,
     occupancy: u64,
     occupancy_at: Time,
-    /// Frame, byte and PFC counters (same shape as a switch port).
-    pub counters: PortCounters,
     /// Frames dropped because the receive buffer was full.
     pub rx_drops: u64,
     /// Peak receive-buffer occupancy in bytes.
     pub rx_watermark: u64,
+    /// Frames the NIC dropped for any reason: buffer full, unparseable, 802.3x PAUSE.
+    pub dropped: u64,
+    /// Data frames of no flow this host receives (a forwarding mistake upstream).
+    pub misdelivered: u64,
+    /// Receiver statistics of the flows this host receives, sorted by flow id.
+    receivers: Vec<(u32, FlowRx)>,
     spare: Vec<Vec<u8>>,
     now: Time,
-    /// How far back a late `poll_transmit` may date a frame (0 = exact).
-    catch_up: Time,
     /// DCQCN notification point: CNPs sent per queue pair.
     pub np: NotificationPoint,
     /// CNPs waiting to be sent (before data frames).
@@ -146,26 +137,29 @@ impl Host {
                 f.dcqcn = Some(ReactionPoint::new(p, speed));
             }
         }
+        let mut qp_flow: Vec<(u32, usize)> = flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| Some((f.qp()?, i)))
+            .collect();
+        qp_flow.sort_unstable();
         Host {
             name,
             mac,
-            speed,
-            pfc: PfcGenerator::new(speed, nic.pause_quanta),
+            tx: Transmitter::new(speed, mac, nic.pfc_response, nic.pause_quanta),
             nic,
             flows,
+            qp_flow,
             rr: 0,
-            busy_until: Time::ZERO,
-            tx_enabled: true,
-            link_up: true,
-            pause: PauseTimers::new(speed, nic.pfc_response),
             occupancy: 0,
             occupancy_at: Time::ZERO,
-            counters: PortCounters::default(),
             rx_drops: 0,
             rx_watermark: 0,
+            dropped: 0,
+            misdelivered: 0,
+            receivers: Vec::new(),
             spare: Vec::new(),
             now: Time::ZERO,
-            catch_up: Time::ZERO,
             np: NotificationPoint::default(),
             cnps: VecDeque::new(),
             cnps_received: 0,
@@ -177,17 +171,34 @@ impl Host {
         &self.nic
     }
 
+    /// Line rate of the NIC's link.
+    pub fn speed(&self) -> Rate {
+        self.tx.speed()
+    }
+
+    /// Count the frames of flow `id` this host receives in `rx`.
+    pub fn add_receiver(&mut self, id: u32, rx: FlowRx) {
+        let at = self.receivers.partition_point(|(i, _)| *i < id);
+        self.receivers.insert(at, (id, rx));
+    }
+
+    /// Receiver statistics of flow `id`, if this host receives it.
+    pub fn receiver(&self, id: u32) -> Option<&FlowRx> {
+        let i = self.receivers.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        Some(&self.receivers[i].1)
+    }
+
     /// Let a late `poll_transmit` date a frame's start up to `window` into the past — never
     /// before the transmitter was free, the flow's slot, or the end of a pause of its
     /// priority — so that a wall-clock engine that wakes late sends a short burst instead of
     /// losing slots. The virtual-time engine polls exactly and leaves this at 0.
     pub fn set_catch_up(&mut self, window: Time) {
-        self.catch_up = window;
+        self.tx.set_catch_up(window);
     }
 
     /// Give back a frame buffer for reuse.
     pub fn recycle(&mut self, mut b: Vec<u8>) {
-        if self.spare.len() < 64 {
+        if self.spare.len() < SPARE_BUFFERS {
             b.clear();
             self.spare.push(b);
         }
@@ -209,11 +220,13 @@ impl Host {
         self.occupancy
     }
 
-    /// The last bit of `pkt` arrived at `now`.
-    pub fn receive(&mut self, pkt: Packet, now: Time) -> Received {
+    /// What the NIC makes of a frame whose last bit arrived at `now`: PFC acted on, a CNP
+    /// handed to DCQCN, a data frame buffered (XOFF past `pfc_xoff`) or dropped.
+    pub fn accept(&mut self, pkt: Packet, now: Time) -> Received {
         self.now = self.now.max(now);
-        self.counters.rx_packets += 1;
-        self.counters.rx_bytes += pkt.len as u64;
+        self.tx.touch();
+        self.tx.counters.rx_packets += 1;
+        self.tx.counters.rx_bytes += pkt.len as u64;
         let parsed = match parse(&pkt.data, pkt.len) {
             Ok(p) => p,
             Err(_) => return Received::Dropped(pkt),
@@ -221,9 +234,9 @@ impl Host {
         match parsed.mac_control {
             Some(MacControl::Pfc { enable, quanta }) => {
                 let enable = enable & self.nic.pfc_enable;
-                self.counters.count_pfc_received(enable, &quanta);
-                if self.nic.pfc == PfcMode::Honor {
-                    self.pause.receive(now, enable, &quanta);
+                match self.nic.pfc {
+                    PfcMode::Honor => self.tx.receive_pfc(now, enable, &quanta),
+                    PfcMode::Ignore => self.tx.counters.count_pfc_received(enable, &quanta),
                 }
                 Received::Pfc(pkt.data)
             }
@@ -231,8 +244,9 @@ impl Host {
             None if parsed.bth.is_some_and(|b| b.opcode == OPCODE_CNP) => {
                 let qp = parsed.bth.map_or(0, |b| b.dest_qp);
                 self.cnps_received += 1;
-                for f in self.flows.iter_mut().filter(|f| f.qp() == Some(qp)) {
-                    f.on_cnp(now);
+                if let Ok(i) = self.qp_flow.binary_search_by_key(&qp, |(q, _)| *q) {
+                    let f = self.qp_flow[i].1;
+                    self.flows[f].on_cnp(now);
                 }
                 Received::Cnp(pkt.data)
             }
@@ -257,8 +271,8 @@ impl Host {
                     }
                     self.occupancy += pkt.len as u64;
                     self.rx_watermark = self.rx_watermark.max(self.occupancy);
-                    if self.occupancy > rx.xoff.get() && self.pfc.xoff_mask() == 0 {
-                        self.pfc.send_xoff(self.nic.pfc_enable);
+                    if self.occupancy > rx.xoff.get() && self.tx.xoff_mask() == 0 {
+                        self.tx.send_xoff(self.nic.pfc_enable);
                     }
                 }
                 Received::Data(pkt)
@@ -295,78 +309,48 @@ impl Host {
         if spec.write(&mut buf).is_err() {
             return;
         }
-        // BECN: bit 6 of the BTH's fifth byte (the BTH ends the written headers).
-        let becn = buf.len() - 12 + 4;
-        buf[becn] |= 0x40;
+        // The BTH ends the written headers.
+        let bth = buf.len() - BTH_LEN;
+        rocev2::set_ecn_flags(&mut buf, bth, rocev2::BECN);
         let mut pkt = Packet::new(buf, CNP_LEN);
         pkt.meta.sent_at = now;
         self.cnps.push_back(pkt);
     }
 
-    fn paused_mask(&self, t: Time) -> u8 {
-        match self.nic.pfc {
-            PfcMode::Honor => self.pause.paused_mask(t),
-            PfcMode::Ignore => 0,
-        }
-    }
-
     /// Earliest time a frame could start, given the state now.
     pub fn next_transmit(&self) -> Option<Time> {
-        if !self.link_up || !self.tx_enabled {
-            return None;
-        }
-        let free = self.busy_until.max(self.now);
-        if self.pfc.has_pending() {
+        self.tx.next_start(|| self.compute_next_transmit())
+    }
+
+    fn compute_next_transmit(&self) -> Option<Time> {
+        let free = self.tx.free_from(self.now)?;
+        if self.tx.has_pfc_pending() {
             return Some(free);
         }
-        let mut best: Option<Time> = None;
-        if !self.cnps.is_empty() {
-            best = Some(match self.nic.pfc {
-                PfcMode::Honor => self.pause.resume_at(self.nic.cnp_priority as usize, free),
-                PfcMode::Ignore => free,
-            });
-        }
-        for f in &self.flows {
-            // The first time the pattern allows a frame and the priority is not paused.
-            let mut t = free;
-            let t = loop {
-                let Some(ready) = f.ready_at(t) else {
-                    break None;
-                };
-                let resume = match self.nic.pfc {
-                    PfcMode::Honor => self.pause.resume_at(f.spec.priority as usize, ready),
-                    PfcMode::Ignore => ready,
-                };
-                if resume == ready {
-                    break Some(ready);
-                }
-                t = resume;
-            };
-            if let Some(t) = t {
-                best = Some(best.map_or(t, |b| b.min(t)));
-            }
-        }
-        best
+        let cnp =
+            (!self.cnps.is_empty()).then(|| self.tx.resume_at(1 << self.nic.cnp_priority, free));
+        let flows = self.flows.iter().filter_map(|f| {
+            self.tx
+                .first_start(free, 1 << f.spec.priority, |t| f.ready_at(t))
+        });
+        cnp.into_iter().chain(flows).min()
     }
 
     /// The frame to start at `now`, if the transmitter is free.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.now = self.now.max(now);
-        if !self.link_up || !self.tx_enabled || self.busy_until > now {
+        self.tx.touch();
+        if !self.tx.idle_at(now) {
             return None;
         }
-        if let Some(req) = self.pfc.take_frame(now) {
+        if self.tx.has_pfc_pending() {
             let buf = self.spare.pop().unwrap_or_default();
-            self.counters.count_pfc_sent(req.enable, &req.quanta, now);
-            let wire = self.speed.wire_time(PFC_FRAME_LEN as u64);
-            self.busy_until = now + wire;
-            self.counters.tx_busy += wire;
-            return Some(pfc_frame(buf, self.mac, req.enable, &req.quanta));
+            return self.tx.start_pfc(now, buf).map(|(pkt, _)| pkt);
         }
-        let paused = self.paused_mask(now);
+        let paused = self.tx.pause.paused_mask(now);
         if !self.cnps.is_empty() && paused & (1 << self.nic.cnp_priority) == 0 {
             let pkt = self.cnps.pop_front().expect("a CNP");
-            self.start_frame(now, pkt.len);
+            self.tx.start(now, pkt.len);
             return Some(pkt);
         }
         let n = self.flows.len();
@@ -380,44 +364,32 @@ impl Host {
             let buf = self.spare.pop().unwrap_or_default();
             let pkt = self.flows[i].take(start, buf);
             self.rr = (i + 1) % n;
-            self.start_frame(start, pkt.len);
+            self.tx.start(start, pkt.len);
             return Some(pkt);
         }
         None
-    }
-
-    /// A data frame (or CNP) of `len` bytes starts at `start`: count it, busy the wire.
-    fn start_frame(&mut self, start: Time, len: u32) {
-        self.counters.tx_packets += 1;
-        self.counters.tx_bytes += len as u64;
-        let wire = self.speed.wire_time(len as u64);
-        self.busy_until = start + wire;
-        self.counters.tx_busy += wire;
     }
 
     /// When flow `i`'s frame polled at `now` starts: `now`, or with a catch-up window the
     /// earliest time in it that the transmitter, the flow's pattern and its priority's
     /// pauses allow.
     fn start_time(&self, now: Time, i: usize) -> Time {
-        if self.catch_up == Time::ZERO {
-            return now;
-        }
         let f = &self.flows[i];
-        let mut lo = now.saturating_sub(self.catch_up).max(self.busy_until);
-        if self.nic.pfc == PfcMode::Honor {
-            lo = lo.max(self.pause.unpaused_since(f.spec.priority as usize, now));
+        let lo = self.tx.earliest_start(now, 1 << f.spec.priority);
+        if lo == now {
+            return now;
         }
         f.ready_at(lo).filter(|t| *t <= now).unwrap_or(now)
     }
 
-    /// Next internal deadline: XON of the receive buffer, PFC refresh.
+    /// Next internal deadline: XON of the receive buffer, PFC refresh, the next frame.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut best = self.pfc.poll_timeout();
+        let mut best = self.tx.pfc_refresh_at();
         // While XOFF is held, the drain (if any) brings the buffer under the XON level.
         let draining = self
             .nic
             .rx_buffer
-            .filter(|rx| rx.drain.bps() > 0 && self.pfc.xoff_mask() != 0);
+            .filter(|rx| rx.drain.bps() > 0 && self.tx.xoff_mask() != 0);
         if let Some(rx) = draining {
             let above = (self.occupancy + 1).saturating_sub(rx.xon.get());
             let t = self.occupancy_at + rx.drain.time_for_bytes_ceil(above);
@@ -429,32 +401,14 @@ impl Host {
         best
     }
 
-    /// Act on deadlines due at `now`.
+    /// Act on deadlines due at `now`: PFC refresh, XON of the receive buffer.
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
-        self.pfc.handle_timeout(now);
+        self.tx.refresh_pfc(now);
         if let Some(rx) = self.nic.rx_buffer {
             self.drain_to(now);
-            if self.pfc.xoff_mask() != 0 && self.occupancy < rx.xon.get() {
-                self.pfc.send_xon(self.nic.pfc_enable);
-            }
-        }
-    }
-
-    /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
-    pub fn busy_time(&self, t: Time) -> Time {
-        self.counters.busy_before(t, self.busy_until)
-    }
-
-    /// Act on everything due at `now`: deadlines (XON of the receive buffer, PFC refresh),
-    /// then every frame the NIC may start by `now`, handed to `emit` (one per call in
-    /// virtual time; a catch-up burst in wall-clock time).
-    pub fn poll_due(&mut self, now: Time, mut emit: impl FnMut(Packet)) {
-        self.handle_timeout(now);
-        while self.next_transmit().is_some_and(|t| t <= now) {
-            match self.poll_transmit(now) {
-                Some(pkt) => emit(pkt),
-                None => break,
+            if self.tx.xoff_mask() != 0 && self.occupancy < rx.xon.get() {
+                self.tx.send_xon(self.nic.pfc_enable);
             }
         }
     }
@@ -468,19 +422,27 @@ impl Host {
         if let Some(rx) = &mut self.nic.rx_buffer {
             rx.drain = rate;
         }
+        self.tx.touch();
     }
 
     /// Bring the link up or down; down forgets the pauses the peer had asked for.
     pub fn set_link(&mut self, up: bool, now: Time) {
-        self.link_up = up;
-        if !up {
-            self.pause.clear(now);
-        }
+        self.tx.set_link(up, now);
+    }
+
+    /// Enable or disable the transmitter (frames wait while disabled).
+    pub fn set_tx_enabled(&mut self, enabled: bool) {
+        self.tx.set_enabled(enabled);
     }
 
     /// Time priority `p` has been paused up to `now`.
     pub fn paused_time(&self, p: usize, now: Time) -> Time {
-        self.pause.paused_total(p, now)
+        self.tx.paused_time(p, now)
+    }
+
+    /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
+    pub fn busy_time(&self, t: Time) -> Time {
+        self.tx.busy_time(t)
     }
 
     /// Have all flows sent everything they will send?
@@ -489,11 +451,51 @@ impl Host {
     }
 }
 
+impl Node for Host {
+    fn receive(&mut self, _port: usize, pkt: Packet, now: Time) {
+        match self.accept(pkt, now) {
+            Received::Data(pkt) => {
+                let speed = self.speed();
+                let id = pkt.meta.flow;
+                match self.receivers.binary_search_by_key(&id, |(i, _)| *i) {
+                    Ok(i) if id != 0 => self.receivers[i].1.record(&pkt, now, speed),
+                    _ => self.misdelivered += 1,
+                }
+                self.recycle(pkt.data);
+            }
+            Received::Pfc(buf) | Received::Cnp(buf) => self.recycle(buf),
+            Received::Dropped(pkt) => {
+                self.dropped += 1;
+                self.recycle(pkt.data);
+            }
+        }
+    }
+
+    fn poll_due(&mut self, now: Time, emit: &mut dyn FnMut(usize, Packet)) {
+        self.handle_timeout(now);
+        while self.next_transmit().is_some_and(|t| t <= now) {
+            match self.poll_transmit(now) {
+                Some(pkt) => emit(0, pkt),
+                None => break,
+            }
+        }
+    }
+
+    fn poll_timeout(&mut self) -> Option<Time> {
+        Host::poll_timeout(self)
+    }
+
+    fn port_speed(&self, _port: usize) -> Rate {
+        self.speed()
+    }
+}
+
 #[cfg(test)]
 mod dcqcn_tests {
     use super::*;
     use crate::dcqcn::DcqcnParams;
     use crate::flow::{FlowSpec, Limit, Pattern};
+    use lossless_pipeline::wire::rocev2::OPCODE_SEND_ONLY;
 
     fn nic(dcqcn: bool) -> NicConfig {
         NicConfig {
@@ -521,7 +523,7 @@ mod dcqcn_tests {
                 ecn,
                 src_port: 49_152,
                 dst_port: ROCEV2_PORT,
-                bth: Some((crate::flow::OPCODE_SEND_ONLY, 7, 0)),
+                bth: Some((OPCODE_SEND_ONLY, 7, 0)),
                 len: 1518,
             },
             priority: 3,
@@ -553,11 +555,11 @@ mod dcqcn_tests {
         let mut marked = flow(3);
         let pkt = marked.take(Time::ZERO, Vec::new());
         assert!(matches!(
-            receiver.receive(pkt, Time::from_us(1)),
+            receiver.accept(pkt, Time::from_us(1)),
             Received::Data(_)
         ));
         let again = marked.take(Time::from_us(2), Vec::new());
-        let _ = receiver.receive(again, Time::from_us(2));
+        let _ = receiver.accept(again, Time::from_us(2));
         assert_eq!(receiver.np.sent, 1, "one CNP per 50 µs");
         let cnp = receiver
             .poll_transmit(Time::from_us(2))
@@ -579,7 +581,7 @@ mod dcqcn_tests {
         ));
         // At the sender: α = 1, so the rate halves.
         assert!(matches!(
-            sender.receive(cnp, Time::from_us(3)),
+            sender.accept(cnp, Time::from_us(3)),
             Received::Cnp(_)
         ));
         let rp = sender.flows[0].dcqcn.as_ref().unwrap();

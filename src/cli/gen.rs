@@ -89,7 +89,7 @@ pub fn exec(a: GenArgs) -> ExitCode {
     };
     match crate::tools::gen::gen(&cfg, &stop) {
         Ok(v) => {
-            print_out(&(serde_json::to_string_pretty(&v).expect("JSON") + "\n"));
+            print_out(&(serde_json::to_string_pretty(&v.to_value()).expect("JSON") + "\n"));
             ExitCode::SUCCESS
         }
         Err(e) => {

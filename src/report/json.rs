@@ -61,17 +61,14 @@ fn port(
 ) -> PortReport {
     let cell = sw.mmu().cell();
     let port = &sw.ports()[p];
-    let c = &port.counters;
+    let c = &port.tx.counters;
     t.pfc_tx += c.tx_pfc_frames;
     t.pfc_rx += c.rx_pfc_frames;
     let paused: [u64; PRIORITIES] = core::array::from_fn(|pr| sw.paused_time(p, pr, end).as_ps());
     let share = window.switch_port(si, p);
     let queues = (0..PRIORITIES)
         .map(|q| {
-            let (qc, b) = (
-                &port.queue_counters[q],
-                &sw.mmu().queues[p * PRIORITIES + q],
-            );
+            let (qc, b) = (&port.queue_counters[q], sw.mmu().queue(p, q));
             QueueReport {
                 queue: q,
                 tx_packets: qc.tx_packets,
@@ -87,7 +84,7 @@ fn port(
         .collect();
     let pgs = (0..PRIORITIES)
         .map(|g| {
-            let s = &sw.mmu().pgs[p * PRIORITIES + g];
+            let s = sw.mmu().pg(p, g);
             PgReport {
                 pg: g,
                 lossless: s.lossless,
@@ -114,7 +111,7 @@ fn port(
     PortReport {
         port: sw.config().ports[p].name.clone(),
         speed_bps: sw.config().ports[p].speed.bps(),
-        link_up: port.link_up,
+        link_up: port.tx.link_up,
         rx_packets: c.rx_packets,
         rx_bytes: c.rx_bytes,
         tx_packets: c.tx_packets,
@@ -281,7 +278,7 @@ fn deadlocks(o: &Outcome) -> Option<DeadlocksReport> {
 /// every frame arrived.
 fn fct(o: &Outcome, i: usize) -> Option<Time> {
     let def = &o.scenario.run.flows[i];
-    let rx = &o.flows_rx[i];
+    let rx = o.flows_rx[i];
     let tx = o.hosts[def.src]
         .flows
         .iter()
@@ -293,7 +290,7 @@ fn fct(o: &Outcome, i: usize) -> Option<Time> {
 
 fn flow(o: &Outcome, i: usize) -> FlowReport {
     let def = &o.scenario.run.flows[i];
-    let rx = &o.flows_rx[i];
+    let rx = o.flows_rx[i];
     let tx = o.hosts[def.src]
         .flows
         .iter()
@@ -353,7 +350,7 @@ pub fn report(o: &Outcome) -> Report {
         .iter()
         .enumerate()
         .map(|(hi, host)| {
-            let c = &host.counters;
+            let c = &host.tx.counters;
             t.pfc_tx += c.tx_pfc_frames;
             t.pfc_rx += c.rx_pfc_frames;
             let paused: [u64; PRIORITIES] =

@@ -1,13 +1,14 @@
 //! The nodes of a simulation built from a scenario: each switch from its configuration
 //! (with its seed, and the static FDB entries or host routes toward the hosts), each host
-//! NIC with the flows it sends.
+//! NIC with the flows it sends and the receivers of the flows it receives.
 
 use super::cabling::{host_fdb_entries, host_routes, Cabling};
 use super::{HostNode, SwitchNode};
 use crate::config::Scenario;
+use lossless_buffer_model::Time;
 use lossless_pipeline::config::Forwarding;
 use lossless_pipeline::Switch;
-use lossless_ports::flow::FlowTx;
+use lossless_ports::flow::{FlowRx, FlowTx};
 use lossless_ports::host::Host;
 
 /// The switches of `s`; switch i's RNG is seeded with `seed + i`.
@@ -33,8 +34,10 @@ pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
         .collect()
 }
 
-/// The host NICs of `s`, each with the flows it sends, at its switch port's speed.
+/// The host NICs of `s`, each with the flows it sends and the receivers (measuring over the
+/// scenario's window) of those it receives, at its switch port's speed.
 pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
+    let m = s.run.measure;
     s.run
         .hosts
         .iter()
@@ -48,8 +51,12 @@ pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
                 .map(|f| FlowTx::new(f.spec.clone()).expect("frame sizes validated by the config"))
                 .collect();
             let speed = s.switches[h.attach.switch].config.ports[h.attach.port].speed;
+            let mut host = Host::new(h.name.clone(), h.mac, speed, h.nic, flows);
+            for f in s.run.flows.iter().filter(|f| f.dst == hi) {
+                host.add_receiver(f.spec.id, FlowRx::new(m.from, m.to.unwrap_or(Time::MAX)));
+            }
             HostNode {
-                host: Host::new(h.name.clone(), h.mac, speed, h.nic, flows),
+                host,
                 peer: cabling.host_peers[hi],
                 same_time_wakes: 0,
             }

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 /// A node of the simulated network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Node {
+pub enum NodeId {
     /// Switch index.
     Switch(u32),
     /// Host index.
@@ -22,7 +22,7 @@ pub enum Node {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Peer {
     /// Node at the far end.
-    pub node: Node,
+    pub node: NodeId,
     /// Its port (0 for a host).
     pub port: u16,
     /// One-way propagation delay.
@@ -58,13 +58,13 @@ impl Cabling {
             let propagation = s.switches[switch].config.ports[port].propagation();
             let link = c.links as u32;
             c.switch_peers[switch][port] = Some(Peer {
-                node: Node::Host(h as u32),
+                node: NodeId::Host(h as u32),
                 port: 0,
                 propagation,
                 link,
             });
             c.host_peers.push(Peer {
-                node: Node::Switch(switch as u32),
+                node: NodeId::Switch(switch as u32),
                 port: port as u16,
                 propagation,
                 link,
@@ -75,7 +75,7 @@ impl Cabling {
             let link = c.links as u32;
             for (from, to) in [(l.a, l.b), (l.b, l.a)] {
                 c.switch_peers[from.switch][from.port] = Some(Peer {
-                    node: Node::Switch(to.switch as u32),
+                    node: NodeId::Switch(to.switch as u32),
                     port: to.port as u16,
                     propagation: l.propagation,
                     link,
@@ -87,10 +87,10 @@ impl Cabling {
     }
 
     /// The link at `target` and both of its ends.
-    pub fn link_ends(&self, target: Target) -> (Option<u32>, Vec<(Node, u16)>) {
+    pub fn link_ends(&self, target: Target) -> (Option<u32>, Vec<(NodeId, u16)>) {
         match target {
             Target::Switch(p) => {
-                let mut ends = vec![(Node::Switch(p.switch as u32), p.port as u16)];
+                let mut ends = vec![(NodeId::Switch(p.switch as u32), p.port as u16)];
                 let peer = self.switch_peers[p.switch][p.port];
                 if let Some(peer) = peer {
                     ends.push((peer.node, peer.port));
@@ -101,7 +101,7 @@ impl Cabling {
                 let peer = self.host_peers[h];
                 (
                     Some(peer.link),
-                    vec![(Node::Host(h as u32), 0), (peer.node, peer.port)],
+                    vec![(NodeId::Host(h as u32), 0), (peer.node, peer.port)],
                 )
             }
         }

@@ -8,7 +8,7 @@
 //! The engine calls [`DeadlockWatch::check`] every `deadlock_time / 8`, and every
 //! `deadlock_time / 1000` while a deadlock stands, so the clearing time is known to 0.1 %.
 
-use super::cabling::Node;
+use super::cabling::NodeId;
 use super::SwitchNode;
 use lossless_buffer_model::{Time, PRIORITIES};
 
@@ -143,7 +143,7 @@ impl WaitGraph {
         for (s, n) in switches.iter().enumerate() {
             for (port, peer) in n.peers.iter().enumerate() {
                 // Only a queue toward another switch can be part of a cycle.
-                if !matches!(peer, Some(p) if matches!(p.node, Node::Switch(_))) {
+                if !matches!(peer, Some(p) if matches!(p.node, NodeId::Switch(_))) {
                     continue;
                 }
                 for queue in 0..PRIORITIES {
@@ -165,7 +165,7 @@ impl WaitGraph {
                 let Some(peer) = n.peers[w.port] else {
                     return Vec::new();
                 };
-                let Node::Switch(ps) = peer.node else {
+                let NodeId::Switch(ps) = peer.node else {
                     return Vec::new();
                 };
                 let prios = n.sw.queue_priorities(w.queue);

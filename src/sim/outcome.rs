@@ -25,8 +25,8 @@ pub struct Outcome<'a> {
     pub switches: Vec<&'a Switch>,
     /// The host NICs.
     pub hosts: Vec<&'a Host>,
-    /// Receiver statistics per flow (index = flow id − 1).
-    pub flows_rx: &'a [FlowRx],
+    /// Receiver statistics per flow (index = flow id − 1), from each flow's destination.
+    pub flows_rx: Vec<&'a FlowRx>,
     /// Engine counters.
     pub stats: &'a EngineStats,
     /// Files written besides the JSON report.
@@ -48,7 +48,18 @@ impl Sim {
             windowed: self.scenario.run.measure != Default::default(),
             switches: self.switches.iter().map(|n| &n.sw).collect(),
             hosts: self.hosts.iter().map(|n| &n.host).collect(),
-            flows_rx: &self.flows_rx,
+            flows_rx: self
+                .scenario
+                .run
+                .flows
+                .iter()
+                .map(|f| {
+                    self.hosts[f.dst]
+                        .host
+                        .receiver(f.spec.id)
+                        .expect("each flow's receiver is at its destination")
+                })
+                .collect(),
             stats: &self.stats,
             files: &self.observers.files,
             deadlocks: self.deadlocks.as_ref(),

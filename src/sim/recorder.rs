@@ -9,6 +9,9 @@ use super::{HostNode, SwitchNode};
 use lossless_buffer_model::{Time, PRIORITIES};
 use lossless_ports::flow::FlowRx;
 
+/// A flow as the recorder sees it: name, whether its sender runs DCQCN, its receiver.
+pub type FlowView<'a> = (&'a str, bool, &'a FlowRx);
+
 /// One (switch, port, priority): a series per quantity, one value per sample.
 #[derive(Clone, Debug, Default)]
 pub struct PortPrio {
@@ -101,7 +104,7 @@ impl Recorder {
         }
     }
 
-    fn start(&mut self, switches: &[SwitchNode], hosts: &[HostNode], flows: &[(String, bool)]) {
+    fn start(&mut self, switches: &[SwitchNode], hosts: &[HostNode], flows: &[FlowView]) {
         self.started = true;
         for s in switches {
             let c = s.sw.config();
@@ -130,10 +133,10 @@ impl Recorder {
                 ..HostPauses::default()
             });
         }
-        for (name, dcqcn) in flows {
-            self.rec.flow_rx.push((name.clone(), Vec::new()));
+        for (name, dcqcn, _) in flows {
+            self.rec.flow_rx.push((name.to_string(), Vec::new()));
             if *dcqcn {
-                self.rec.dcqcn_rate.push((name.clone(), Vec::new()));
+                self.rec.dcqcn_rate.push((name.to_string(), Vec::new()));
             }
         }
     }
@@ -144,11 +147,10 @@ impl Recorder {
         now: Time,
         switches: &[SwitchNode],
         hosts: &[HostNode],
-        flows_rx: &[FlowRx],
-        flow_names: &[(String, bool)],
+        flows: &[FlowView],
     ) {
         if !self.started {
-            self.start(switches, hosts, flow_names);
+            self.start(switches, hosts, flows);
         }
         self.rec.times.push(now);
         let mut k = 0;
@@ -160,12 +162,12 @@ impl Recorder {
             let cell = mmu.cell();
             let c = sw.config();
             for (p, port) in sw.ports().iter().enumerate() {
-                let paused = port.pause.paused_mask(now);
+                let paused = port.tx.pause.paused_mask(now);
                 let xoff = port.xoff_mask();
                 for prio in (0..PRIORITIES).filter(|q| c.qos.pfc_enable & (1 << q) != 0) {
-                    let i = p * PRIORITIES + prio;
-                    let (pg, q) = (&mmu.pgs[i], &mmu.queues[i]);
-                    let (limit, xon) = (mmu.pg_limit_bytes(i), mmu.pg_xon_level_bytes(i));
+                    let (pg, q) = (mmu.pg(p, prio), mmu.queue(p, prio));
+                    let (limit, xon) =
+                        (mmu.pg_limit_bytes(p, prio), mmu.pg_xon_level_bytes(p, prio));
                     let r = &mut self.rec.ports[k];
                     r.queue.push(q.used() * cell);
                     r.pg_shared.push(pg.shared_used * cell);
@@ -174,7 +176,7 @@ impl Recorder {
                     r.xon_level.push(xon);
                     r.paused.push(paused & (1 << prio) != 0);
                     r.xoff_sent.push(xoff & (1 << prio) != 0);
-                    let pfc = &port.counters.pfc;
+                    let pfc = &port.tx.counters.pfc;
                     r.pfc_tx.push(pfc.tx_xoff[prio] + pfc.tx_xon[prio]);
                     r.pfc_rx.push(pfc.rx_xoff[prio] + pfc.rx_xon[prio]);
                     r.stormed.push(port.watchdog[prio].stormed);
@@ -187,18 +189,18 @@ impl Recorder {
                     r.marked.push(qc.ecn_marked);
                     m += 1;
                 }
-                self.rec.port_tx[tx].2.push(port.counters.tx_bytes);
+                self.rec.port_tx[tx].2.push(port.tx.counters.tx_bytes);
                 tx += 1;
             }
         }
         for (h, rec) in hosts.iter().zip(&mut self.rec.hosts) {
-            let m = h.host.pause.paused_mask(now);
+            let m = h.host.tx.pause.paused_mask(now);
             rec.paused.push(core::array::from_fn(|q| m & (1 << q) != 0));
-            let pfc = &h.host.counters.pfc;
+            let pfc = &h.host.tx.counters.pfc;
             rec.pfc_tx
                 .push(core::array::from_fn(|q| pfc.tx_xoff[q] + pfc.tx_xon[q]));
         }
-        for (rx, rec) in flows_rx.iter().zip(&mut self.rec.flow_rx) {
+        for ((_, _, rx), rec) in flows.iter().zip(&mut self.rec.flow_rx) {
             rec.1.push(rx.rx_bytes);
         }
         for h in hosts {

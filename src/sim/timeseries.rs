@@ -134,11 +134,10 @@ impl Sampler {
                     let sw = &switches[p.switch].sw;
                     let cell = sw.mmu().cell();
                     let port = &sw.ports()[p.port];
-                    let paused = port.pause.paused_mask(now);
+                    let paused = port.tx.pause.paused_mask(now);
                     let xoff = port.xoff_mask();
                     for prio in self.prios() {
-                        let i = p.port * PRIORITIES + prio;
-                        let (q, g) = (&sw.mmu().queues[i], &sw.mmu().pgs[i]);
+                        let (q, g) = (sw.mmu().queue(p.port, prio), sw.mmu().pg(p.port, prio));
                         v.extend([
                             q.used() * cell,
                             g.shared_used * cell,
@@ -151,7 +150,7 @@ impl Sampler {
                 Target::Host(h) => {
                     let host = &mut hosts[h].host;
                     v.push(host.occupancy(now));
-                    let paused = host.pause.paused_mask(now);
+                    let paused = host.tx.pause.paused_mask(now);
                     v.extend(self.prios().map(|prio| ((paused >> prio) & 1) as u64));
                 }
             }

@@ -344,7 +344,7 @@ impl TapSwitch {
     fn transmit(&mut self, now: Time) -> usize {
         let ports = &mut self.ports;
         let mut started = 0;
-        self.sw.poll_due(now, |port, pkt| {
+        self.sw.poll_due(now, &mut |port, pkt: Packet| {
             started += 1;
             let p = &mut ports[port];
             if is_pfc(&pkt.data) {
@@ -425,10 +425,10 @@ impl TapSwitch {
         let sw = &self.sw;
         let (mut rx, mut tx, mut pfc_tx, mut pfc_rx) = (0, 0, 0, 0);
         for p in sw.ports() {
-            rx += p.counters.rx_packets;
-            tx += p.counters.tx_packets;
-            pfc_tx += p.counters.tx_pfc_frames;
-            pfc_rx += p.counters.rx_pfc_frames;
+            rx += p.tx.counters.rx_packets;
+            tx += p.tx.counters.tx_packets;
+            pfc_tx += p.tx.counters.tx_pfc_frames;
+            pfc_rx += p.tx.counters.rx_pfc_frames;
         }
         let ring: u64 = self
             .ports

@@ -1,9 +1,10 @@
 //! `lossless gen`: a paced, PFC-honouring sender on an `AF_PACKET` socket.
 //!
 //! It drives the simulator's host NIC model ([`Host`] with one constant-bit-rate
-//! [`FlowTx`]) in wall-clock time: PFC frames that reach the socket go to the NIC's pause
-//! timers, and the NIC decides when the next frame may start — so the generator paces and
-//! pauses exactly as a simulated host does. One thread does everything: before each
+//! [`FlowTx`]) in wall-clock time through the same [`Node`] interface the simulator uses:
+//! PFC frames that reach the socket go to the NIC's pause timers, and the NIC decides when
+//! the next frame may start — so the generator paces and pauses exactly as a simulated
+//! host does. One thread does everything: before each
 //! frame it takes in whatever the switch has sent (a pause acts before the next frame, not
 //! after another thread wakes up), and it waits for the next slot or for a frame from the
 //! switch, whichever comes first. A wake-up that comes late may send the slots it missed in
@@ -13,13 +14,14 @@
 use crate::config::defaults;
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use lossless_pipeline::wire::build::FrameSpec;
-use lossless_pipeline::Packet;
-use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern, OPCODE_SEND_ONLY};
+use lossless_pipeline::wire::rocev2::{OPCODE_SEND_ONLY, ROCEV2_PORT};
+use lossless_pipeline::{Node, Packet};
+use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern};
 use lossless_ports::host::{Host, NicConfig, PfcMode};
 use lossless_sys::netdev::{if_mac, if_mtu};
 use lossless_sys::packet::PacketSocket;
 use lossless_sys::sched::{set_timer_slack, Realtime};
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -68,9 +70,57 @@ const MAX_WAIT: Time = Time::from_ms(20);
 /// Real-time priority of the sending thread.
 const GEN_PRIORITY: i32 = 5;
 
-/// Run the generator until its duration has passed or `stop` is set; returns its JSON
-/// summary.
-pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
+/// What `lossless gen` did (printed as JSON).
+#[derive(Clone, Debug, Serialize)]
+pub struct GenReport {
+    /// Interface it sent on.
+    pub iface: String,
+    /// Frames sent.
+    pub frames: u64,
+    /// Bytes sent (FCS included).
+    pub bytes: u64,
+    /// Frames the socket refused.
+    pub send_errors: u64,
+    /// How long it sent, seconds.
+    pub duration_s: f64,
+    /// Frame bits sent per second.
+    pub rate_bps: f64,
+    /// Line-rate bits (preamble and gap included) per second.
+    pub line_rate_bps: f64,
+    /// CBR slots skipped while paused or late.
+    pub skipped_slots: u64,
+    /// Priority the frames were queued on.
+    pub priority: u8,
+    /// Time paused, per priority, ps.
+    pub paused_ps: [u64; PRIORITIES],
+    /// PFC frames received.
+    pub pfc_rx_frames: u64,
+    /// PFC received per priority.
+    pub pfc: GenPfcReport,
+    /// Stopped by a signal before its duration.
+    pub stopped_early: bool,
+    /// The sending thread ran with real-time priority.
+    pub realtime: bool,
+}
+
+/// PFC frames the generator received, per priority.
+#[derive(Clone, Debug, Serialize)]
+pub struct GenPfcReport {
+    /// XOFF received.
+    pub rx_xoff: [u64; PRIORITIES],
+    /// XON received.
+    pub rx_xon: [u64; PRIORITIES],
+}
+
+impl GenReport {
+    /// As a JSON value (keys sorted, as every report is written).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a report serializes")
+    }
+}
+
+/// Run the generator until its duration has passed or `stop` is set; returns its summary.
+pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
     // Frame spacing is microseconds: the default 50 µs timer slack would make every sleep late.
     let _ = set_timer_slack(1_000);
     let realtime = cfg.realtime.apply(GEN_PRIORITY).map_err(|e| {
@@ -103,7 +153,11 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
             dscp: cfg.dscp,
             ecn: cfg.ecn,
             src_port: defaults::SRC_PORT_BASE,
-            dst_port: if cfg.rocev2 { 4791 } else { cfg.dst_port },
+            dst_port: if cfg.rocev2 {
+                ROCEV2_PORT
+            } else {
+                cfg.dst_port
+            },
             bth: cfg.rocev2.then_some((OPCODE_SEND_ONLY, 1, 0)),
             len: cfg.frame,
         },
@@ -130,10 +184,11 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
     let clock = || Time(start.elapsed().as_nanos() as u64 * 1000);
     let mut buf = vec![0u8; 65_536];
     let mut send_errors = 0u64;
+    let mut out: Vec<Packet> = Vec::new();
     // Take in what the switch sent (PFC frames act on the pause timers).
     let take_in = |host: &mut Host, n: usize, buf: &[u8]| {
         if n > 0 {
-            let _ = host.receive(Packet::from_wire(buf[..n].to_vec()), clock());
+            host.receive(0, Packet::from_wire(buf[..n].to_vec()), clock());
         }
     };
     loop {
@@ -145,11 +200,8 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
         }
         // After what arrived: the pause timers are asked about now, never the past.
         let now = clock();
-        host.handle_timeout(now);
-        while host.next_transmit().is_some_and(|t| t <= now) {
-            let Some(mut pkt) = host.poll_transmit(now) else {
-                break;
-            };
+        host.poll_due(now, &mut |_, pkt| out.push(pkt));
+        for mut pkt in out.drain(..) {
             // The model holds headers only; the wire wants the whole frame (no FCS).
             pkt.data.resize(pkt.len as usize - 4, 0);
             if sock.send(&pkt.data).is_err() {
@@ -170,22 +222,24 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<Value> {
     let elapsed = clock().min(end).max(Time(1));
     let f = &host.flows[0];
     let secs = elapsed.as_secs_f64();
-    let paused: [u64; PRIORITIES] = core::array::from_fn(|p| host.paused_time(p, elapsed).as_ps());
-    let c = &host.counters;
-    Ok(json!({
-        "iface": cfg.iface,
-        "frames": f.tx_packets,
-        "bytes": f.tx_bytes,
-        "send_errors": send_errors,
-        "duration_s": secs,
-        "rate_bps": f.tx_bytes as f64 * 8.0 / secs,
-        "line_rate_bps": (f.tx_bytes + 20 * f.tx_packets) as f64 * 8.0 / secs,
-        "skipped_slots": f.skipped_slots,
-        "priority": cfg.priority,
-        "paused_ps": paused,
-        "pfc_rx_frames": c.rx_pfc_frames,
-        "pfc": {"rx_xoff": c.pfc.rx_xoff, "rx_xon": c.pfc.rx_xon},
-        "stopped_early": stop.load(Ordering::Relaxed),
-        "realtime": realtime,
-    }))
+    let c = &host.tx.counters;
+    Ok(GenReport {
+        iface: cfg.iface.clone(),
+        frames: f.tx_packets,
+        bytes: f.tx_bytes,
+        send_errors,
+        duration_s: secs,
+        rate_bps: f.tx_bytes as f64 * 8.0 / secs,
+        line_rate_bps: (f.tx_bytes + 20 * f.tx_packets) as f64 * 8.0 / secs,
+        skipped_slots: f.skipped_slots,
+        priority: cfg.priority,
+        paused_ps: core::array::from_fn(|p| host.paused_time(p, elapsed).as_ps()),
+        pfc_rx_frames: c.rx_pfc_frames,
+        pfc: GenPfcReport {
+            rx_xoff: c.pfc.rx_xoff,
+            rx_xon: c.pfc.rx_xon,
+        },
+        stopped_early: stop.load(Ordering::Relaxed),
+        realtime,
+    })
 }

@@ -3,15 +3,25 @@
 //! when a lossless PG crosses its limit), marked by WRED at enqueue, and queued; PFC frames
 //! received load the port's pause timers.
 
-use super::*;
-use crate::config::RouteTarget;
+use super::{Forwarder, PfcEvent, Port, Switch};
+use crate::config::{v4_key, RouteTarget};
+use crate::drop_reason::DropReason;
+use crate::forward::L2Decision;
+use crate::groups::MemberState;
+use crate::packet::{IpAt, Packet};
+use crate::parser::{self, MacControl, Parsed, L3};
+use crate::wire::edit;
+use lossless_buffer_model::mmu::{Mmu, Refusal};
+use lossless_buffer_model::watchdog::WatchdogAction;
+use lossless_buffer_model::wred::{MarkAt, Verdict};
+use lossless_buffer_model::{Bytes, Time};
 
 impl Switch {
     /// A frame's last bit arrived on `port` at `now`.
     pub fn receive(&mut self, port: usize, mut pkt: Packet, now: Time) {
         self.advance(now);
         self.ledger.received += 1;
-        let p = &mut self.ports[port];
+        let p = &mut self.ports[port].tx;
         p.counters.rx_packets += 1;
         p.counters.rx_bytes += pkt.len as u64;
         if !p.link_up {
@@ -116,7 +126,7 @@ impl Switch {
 
     pub(super) fn flood(&mut self, in_port: usize, pkt: Packet) {
         let targets: u64 = (0..self.ports.len())
-            .filter(|&o| o != in_port && self.ports[o].link_up)
+            .filter(|&o| o != in_port && self.ports[o].tx.link_up)
             .fold(0, |m, o| m | 1 << o);
         if targets == 0 {
             return self.drop_received(DropReason::SamePort, pkt);
@@ -148,7 +158,7 @@ impl Switch {
         pkt.meta.out_port = out as u16;
         self.touch(out);
         self.ledger.copies += 1;
-        if !self.ports[out].link_up {
+        if !self.ports[out].tx.link_up {
             self.ledger.refused += 1;
             return self.drop_queued(out, DropReason::PortDown, pkt);
         }
@@ -160,7 +170,7 @@ impl Switch {
         let admitted = match self.mmu.admit(in_port, pg, out, q, pkt.len as u64) {
             Ok(a) => a,
             Err(r) => {
-                if self.mmu.pgs[in_port * PRIORITIES + pg].lossless {
+                if self.mmu.pg(in_port, pg).lossless {
                     self.lossless_drops += 1;
                 }
                 // Ingress refusals are the PG's drops (the MMU counts them there); only an
@@ -179,8 +189,8 @@ impl Switch {
         }
         if let Some(w) = self.cfg.qos.queue_wred[q] {
             if w.mark_at == MarkAt::Enqueue {
-                let depth = (self.mmu.queues[out * PRIORITIES + q].used() - admitted.cells as u64)
-                    * self.mmu.cell();
+                let depth =
+                    (self.mmu.queue(out, q).used() - admitted.cells as u64) * self.mmu.cell();
                 if !self.apply_wred(out, q, depth, &mut pkt) {
                     self.ledger.refused += 1;
                     return;
@@ -205,8 +215,10 @@ impl Switch {
         pkt: &mut Packet,
     ) -> bool {
         let w = self.cfg.qos.queue_wred[q].expect("queue has WRED");
-        let lossless =
-            self.mmu.pgs[pkt.meta.in_port as usize * PRIORITIES + pkt.meta.pg as usize].lossless;
+        let lossless = self
+            .mmu
+            .pg(pkt.meta.in_port as usize, pkt.meta.pg as usize)
+            .lossless;
         let ect = pkt.meta.ecn != 0;
         match w.decide(pkt.meta.color, Bytes(depth), ect, lossless, &mut self.rng) {
             Verdict::Pass => true,
@@ -251,7 +263,7 @@ impl Switch {
                     limit_bytes,
                 }
             });
-            self.ports[port].pfc.send_xoff(mask);
+            self.ports[port].tx.send_xoff(mask);
             self.touch(port);
         }
     }
@@ -280,9 +292,7 @@ impl Switch {
                     quanta,
                     effect_at,
                 });
-                let p = &mut self.ports[port];
-                p.pause.receive(now, enable, &quanta);
-                p.counters.count_pfc_received(enable, &quanta);
+                self.ports[port].tx.receive_pfc(now, enable, &quanta);
                 self.recycle(pkt.data);
             }
         }
@@ -292,13 +302,10 @@ impl Switch {
 /// What DLB sees of a member port: link, pause of the packet's PFC priorities `prios`, and
 /// bytes queued there.
 fn member_state(ports: &[Port], mmu: &Mmu, port: usize, prios: u8, now: Time) -> MemberState {
-    let p = &ports[port];
-    let queued_cells: u64 = (0..PRIORITIES)
-        .map(|q| mmu.queues[port * PRIORITIES + q].used())
-        .sum();
+    let tx = &ports[port].tx;
     MemberState {
-        link_up: p.link_up,
-        paused: p.pause.paused_mask(now) & prios != 0,
-        queued_bytes: queued_cells * mmu.cell(),
+        link_up: tx.link_up,
+        paused: tx.pause.paused_mask(now) & prios != 0,
+        queued_bytes: mmu.port_queued_bytes(port),
     }
 }

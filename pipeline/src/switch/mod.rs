@@ -21,21 +21,19 @@ mod waits;
 
 pub use pfc_log::PfcEvent;
 
-use crate::config::{v4_key, Forwarding, SwitchConfig};
-use crate::counters::{Ledger, PortCounters, QueueCounters};
+use crate::config::{Forwarding, SwitchConfig};
+use crate::counters::{Ledger, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
-use crate::forward::{Fdb, L2Decision, Lpm};
-use crate::groups::{Groups, MemberState};
-use crate::packet::{IpAt, Packet};
-use crate::parser::{self, MacControl, Parsed, L3};
-use crate::wire::{edit, pfc as pfc_wire};
+use crate::forward::{Fdb, Lpm};
+use crate::groups::Groups;
+use crate::node::Node;
+use crate::packet::Packet;
+use crate::transmitter::Transmitter;
 use deadlines::Deadlines;
-use lossless_buffer_model::mmu::{Mmu, Refusal};
-use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator};
+use lossless_buffer_model::mmu::Mmu;
 use lossless_buffer_model::scheduler::Scheduler;
-use lossless_buffer_model::watchdog::{Observation, QueueWatchdog, Transition, WatchdogAction};
-use lossless_buffer_model::wred::{MarkAt, Verdict};
-use lossless_buffer_model::{Bytes, Time, PRIORITIES};
+use lossless_buffer_model::watchdog::QueueWatchdog;
+use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
@@ -46,22 +44,15 @@ const QUEUE_CAPACITY: usize = 1024;
 /// Spare frame buffers kept for reuse.
 const SPARE_BUFFERS: usize = 256;
 
-/// State of one port.
+/// State of one port: its transmitter (link, wire, PFC both ways, counters) and the
+/// eight egress queues behind it.
 #[derive(Debug)]
 pub struct Port {
-    /// Link is up (frames can arrive and leave).
-    pub link_up: bool,
-    /// Transmitter enabled (`tx: disable` holds frames in the queues).
-    pub tx_enabled: bool,
-    /// The frame being sent finishes at this time.
-    pub busy_until: Time,
+    /// The transmitter: link and enable state, busy-until, pause timers, PFC generation,
+    /// frame and PFC counters.
+    pub tx: Transmitter,
     queues: [VecDeque<Packet>; PRIORITIES],
     sched: Scheduler,
-    /// Pause timers set by PFC frames received on this port.
-    pub pause: PauseTimers,
-    pfc: PfcGenerator,
-    /// Frame, byte and PFC counters.
-    pub counters: PortCounters,
     /// Per-queue counters.
     pub queue_counters: [QueueCounters; PRIORITIES],
     /// PFC watchdog state per queue.
@@ -78,11 +69,11 @@ impl Port {
     }
     /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
     pub fn busy_time(&self, t: Time) -> Time {
-        self.counters.busy_before(t, self.busy_until)
+        self.tx.busy_time(t)
     }
     /// Priorities this port is holding in XOFF toward its peer.
     pub fn xoff_mask(&self) -> u8 {
-        self.pfc.xoff_mask()
+        self.tx.xoff_mask()
     }
 }
 
@@ -110,8 +101,6 @@ pub struct Switch {
     pg_pfc: [u8; PRIORITIES],
     next_watchdog_poll: Option<Time>,
     spare: Vec<Vec<u8>>,
-    /// Cached `next_transmit` per port; None when something changed since.
-    tx_cache: Vec<Cell<Option<Option<Time>>>>,
     /// Ports whose transmit or PFC deadline may have changed since `tx_due`/`pfc_due` last
     /// saw them (bit = port).
     dirty: Cell<u64>,
@@ -119,8 +108,6 @@ pub struct Switch {
     tx_due: Deadlines,
     /// Each port's PFC refresh deadline, as of its last refresh.
     pfc_due: Deadlines,
-    /// How far back a late `poll_transmit` may date a backlogged frame's start (0 = exact).
-    catch_up: Time,
     /// PFC events since the engine last took them (None: not logging).
     pfc_log: Option<Vec<PfcEvent>>,
 }
@@ -142,14 +129,9 @@ impl Switch {
             .ports
             .iter()
             .map(|p| Port {
-                link_up: true,
-                tx_enabled: true,
-                busy_until: Time::ZERO,
+                tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta),
                 queues: core::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
                 sched: Scheduler::new(cfg.qos.scheduler),
-                pause: PauseTimers::new(p.speed, cfg.qos.pfc_response),
-                pfc: PfcGenerator::new(p.speed, quanta),
-                counters: PortCounters::default(),
                 queue_counters: Default::default(),
                 watchdog: Default::default(),
                 waiting_since: [Time::ZERO; PRIORITIES],
@@ -193,7 +175,6 @@ impl Switch {
             queue_pfc,
             pg_pfc,
             spare: Vec::with_capacity(SPARE_BUFFERS),
-            tx_cache: vec![Cell::new(None); n_ports],
             dirty: Cell::new(if n_ports >= 64 {
                 u64::MAX
             } else {
@@ -201,7 +182,6 @@ impl Switch {
             }),
             tx_due: Deadlines::new(n_ports),
             pfc_due: Deadlines::new(n_ports),
-            catch_up: Time::ZERO,
             pfc_log: None,
         }
     }
@@ -234,11 +214,6 @@ impl Switch {
     /// Frames marked CE.
     pub fn ecn_marked(&self) -> u64 {
         self.ecn_marked
-    }
-
-    /// Frames (flood copies counted each) admitted into an egress queue.
-    pub fn enqueued(&self) -> u64 {
-        self.ledger.queued
     }
 
     /// Where every received frame went.
@@ -276,7 +251,9 @@ impl Switch {
     /// engine that wakes late sends a short burst instead of losing line rate. The virtual-
     /// time engine polls exactly and leaves this at 0.
     pub fn set_catch_up(&mut self, window: Time) {
-        self.catch_up = window;
+        for p in &mut self.ports {
+            p.tx.set_catch_up(window);
+        }
     }
 
     /// A cleared frame buffer from those given back (or a new one): an engine that builds
@@ -295,7 +272,7 @@ impl Switch {
 
     /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
     fn touch(&self, port: usize) {
-        self.tx_cache[port].set(None);
+        self.ports[port].tx.touch();
         self.dirty.set(self.dirty.get() | 1 << port);
     }
 
@@ -307,7 +284,7 @@ impl Switch {
             bits &= bits - 1;
             let tx = self.next_transmit(port);
             self.tx_due.set(port, tx);
-            self.pfc_due.set(port, self.ports[port].pfc.poll_timeout());
+            self.pfc_due.set(port, self.ports[port].tx.pfc_refresh_at());
         }
     }
 
@@ -340,7 +317,7 @@ impl Switch {
     /// then every frame a port may start by `now`, handed to `emit(port, frame)` in port
     /// order (one per port and call in virtual time; a catch-up burst in wall-clock time).
     /// The engines drive the switch with this and `receive`.
-    pub fn poll_due(&mut self, now: Time, mut emit: impl FnMut(usize, Packet)) {
+    pub fn poll_due(&mut self, now: Time, emit: &mut dyn FnMut(usize, Packet)) {
         if self.poll_timeout().is_some_and(|t| t <= now) {
             self.handle_timeout(now);
         }
@@ -381,9 +358,7 @@ impl Switch {
         self.refresh_deadlines();
         let mut from = 0;
         while let Some(i) = self.pfc_due.first_due(from, now) {
-            let p = &mut self.ports[i];
-            if p.pfc.poll_timeout().is_some_and(|t| t <= now) {
-                p.pfc.handle_timeout(now);
+            if self.ports[i].tx.refresh_pfc(now) {
                 self.touch(i);
             }
             from = i + 1;
@@ -400,14 +375,14 @@ impl Switch {
     pub fn set_tx_enabled(&mut self, port: usize, enabled: bool, now: Time) {
         self.advance(now);
         self.touch(port);
-        self.ports[port].tx_enabled = enabled;
+        self.ports[port].tx.set_enabled(enabled);
     }
 
     /// Bring `port`'s link up or down. Down drops its queued frames and forgets pauses.
     pub fn set_link(&mut self, port: usize, up: bool, now: Time) {
         self.advance(now);
         self.touch(port);
-        self.ports[port].link_up = up;
+        self.ports[port].tx.set_link(up, now);
         if let Forwarder::L3 { groups, .. } = &mut self.fwd {
             groups.set_link(port, up);
         }
@@ -415,7 +390,6 @@ impl Switch {
             for q in 0..PRIORITIES {
                 self.flush_queue(port, q, DropReason::PortDown);
             }
-            self.ports[port].pause.clear(now);
             match &mut self.fwd {
                 Forwarder::L2(fdb) => fdb.flush_port(port as u16),
                 Forwarder::L3 { .. } => {}
@@ -425,6 +399,24 @@ impl Switch {
 
     /// Time `port` has spent paused on priority `prio` up to `now` (pfcstat pause duration).
     pub fn paused_time(&self, port: usize, prio: usize, now: Time) -> Time {
-        self.ports[port].pause.paused_total(prio, now)
+        self.ports[port].tx.paused_time(prio, now)
+    }
+}
+
+impl Node for Switch {
+    fn receive(&mut self, port: usize, pkt: Packet, now: Time) {
+        Switch::receive(self, port, pkt, now);
+    }
+
+    fn poll_due(&mut self, now: Time, emit: &mut dyn FnMut(usize, Packet)) {
+        Switch::poll_due(self, now, emit);
+    }
+
+    fn poll_timeout(&mut self) -> Option<Time> {
+        Switch::poll_timeout(self)
+    }
+
+    fn port_speed(&self, port: usize) -> Rate {
+        self.cfg.ports[port].speed
     }
 }

@@ -2,7 +2,8 @@
 //! the occupancy behind it, each PFC frame sent, and each one received with when it takes
 //! effect. Off unless an engine turns it on; the engine drains it.
 
-use super::*;
+use super::Switch;
+use lossless_buffer_model::{Time, PRIORITIES};
 
 /// One PFC decision or frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,14 +90,13 @@ impl Switch {
 
     /// PG `pg` of `port`: (shared bytes, headroom bytes, shared limit bytes, XON level).
     pub(super) fn pg_levels(&self, port: usize, pg: usize) -> (u64, u64, u64, u64) {
-        let i = port * PRIORITIES + pg;
-        let g = &self.mmu.pgs[i];
+        let g = self.mmu.pg(port, pg);
         let cell = self.mmu.cell();
         (
             g.shared_used * cell,
             g.headroom_used * cell,
-            self.mmu.pg_limit_bytes(i),
-            self.mmu.pg_xon_level_bytes(i),
+            self.mmu.pg_limit_bytes(port, pg),
+            self.mmu.pg_xon_level_bytes(port, pg),
         )
     }
 }

@@ -3,7 +3,8 @@
 //! ingress ports (through which PGs) those frames came from. A cycle of such waits across
 //! switches is a PFC deadlock.
 
-use super::*;
+use super::Switch;
+use lossless_buffer_model::Time;
 
 impl Switch {
     /// PFC priorities whose pause holds egress queue `q` (those mapped to it).
@@ -20,7 +21,7 @@ impl Switch {
         if p.queues[q].is_empty() {
             return None;
         }
-        let paused = p.pause.paused_mask(now);
+        let paused = p.tx.pause.paused_mask(now);
         if !self.queue_paused(port, q, paused) {
             return None;
         }

@@ -2,7 +2,7 @@
 //! optional RoCEv2 BTH, with length fields describing a frame of a declared size whose
 //! payload is never materialized (design §2). Built on etherparse's header types.
 
-use crate::wire::bth::{emit_bth, BTH_LEN, ICRC_LEN, ROCEV2_PORT};
+use crate::wire::rocev2::{emit_bth, BTH_LEN, ICRC_LEN, ROCEV2_PORT};
 use etherparse::{
     EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, UdpHeader, VlanId, VlanPcp,
 };

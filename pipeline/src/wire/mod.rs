@@ -1,9 +1,11 @@
-//! Wire formats etherparse does not cover: MAC Control (PFC, PAUSE) and the RoCEv2 BTH,
-//! plus the in-place header edits egress needs (ECN CE, TTL, PCP), and the MAC and ECN values
-//! people write by hand ([`addr`]).
+//! Wire formats etherparse does not cover: MAC Control (PFC, PAUSE), the RoCEv2 transport
+//! headers (BTH, AETH) and VLAN tag ids, plus the in-place header edits egress needs (ECN
+//! CE, TTL, PCP), the header builder of generated frames, and the MAC and ECN values people
+//! write by hand ([`addr`]).
 
 pub mod addr;
-pub mod bth;
 pub mod build;
 pub mod edit;
 pub mod pfc;
+pub mod rocev2;
+pub mod vlan;

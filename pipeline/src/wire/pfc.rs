@@ -17,7 +17,32 @@ pub const PFC_FRAME_HELD: usize = 60;
 /// Length of a PFC frame including FCS.
 pub const PFC_FRAME_LEN: u32 = 64;
 
-/// A read-only view of a MAC Control frame (`Packet<&[u8]>` style, smoltcp-like).
+/// Byte offsets of the MAC Control fields, from the destination MAC on.
+pub mod field {
+    use core::ops::Range;
+    /// Destination MAC.
+    pub const DESTINATION: Range<usize> = 0..6;
+    /// Source MAC.
+    pub const SOURCE: Range<usize> = 6..12;
+    /// EtherType (0x8808).
+    pub const ETHERTYPE: Range<usize> = 12..14;
+    /// MAC Control opcode.
+    pub const OPCODE: Range<usize> = 14..16;
+    /// PFC class-enable vector (the high byte is reserved).
+    pub const CLASS_ENABLE: Range<usize> = 16..18;
+    /// PFC pause times: eight u16 quanta, priority 0 first.
+    pub const QUANTA: Range<usize> = 18..34;
+    /// 802.3x PAUSE time.
+    pub const PAUSE_TIME: Range<usize> = 16..18;
+}
+
+fn u16_at(buf: &[u8], r: core::ops::Range<usize>) -> u16 {
+    u16::from_be_bytes([buf[r.start], buf[r.start + 1]])
+}
+
+/// A read-only view of a MAC Control frame (`Packet<&[u8]>` style, smoltcp-like): the
+/// Ethernet header and the opcode; [`MacControlFrame::pfc`] and
+/// [`MacControlFrame::pause`] check for the rest.
 #[derive(Clone, Copy, Debug)]
 pub struct MacControlFrame<'a> {
     buf: &'a [u8],
@@ -25,43 +50,69 @@ pub struct MacControlFrame<'a> {
 
 impl<'a> MacControlFrame<'a> {
     /// Wrap `buf` (a whole frame from the destination MAC on) if it holds the Ethernet
-    /// header, opcode and eight pause times (34 bytes).
+    /// header and the opcode (16 bytes).
     pub fn new_checked(buf: &'a [u8]) -> Option<MacControlFrame<'a>> {
-        (buf.len() >= 34).then_some(MacControlFrame { buf })
+        (buf.len() >= field::OPCODE.end).then_some(MacControlFrame { buf })
     }
     /// Destination MAC.
     pub fn destination(&self) -> [u8; 6] {
-        self.buf[0..6].try_into().expect("6 bytes")
+        self.buf[field::DESTINATION].try_into().expect("6 bytes")
     }
     /// MAC Control opcode.
     pub fn opcode(&self) -> u16 {
-        u16::from_be_bytes([self.buf[14], self.buf[15]])
+        u16_at(self.buf, field::OPCODE)
     }
+    /// The PFC fields, if the frame holds the vector and all eight pause times (34 bytes).
+    pub fn pfc(&self) -> Option<PfcFields<'a>> {
+        (self.buf.len() >= field::QUANTA.end).then_some(PfcFields { buf: self.buf })
+    }
+    /// The 802.3x PAUSE field, if the frame holds it (18 bytes).
+    pub fn pause(&self) -> Option<PauseFields<'a>> {
+        (self.buf.len() >= field::PAUSE_TIME.end).then_some(PauseFields { buf: self.buf })
+    }
+}
+
+/// The fields of a PFC frame (checked to be held).
+#[derive(Clone, Copy, Debug)]
+pub struct PfcFields<'a> {
+    buf: &'a [u8],
+}
+
+impl PfcFields<'_> {
     /// PFC class-enable vector (priorities 0–7; the reserved high byte is dropped).
     pub fn class_enable(&self) -> u8 {
-        self.buf[17]
+        self.buf[field::CLASS_ENABLE.end - 1]
     }
     /// PFC pause time of priority `p` in quanta.
     pub fn quanta(&self, p: usize) -> u16 {
-        let o = 18 + 2 * p;
-        u16::from_be_bytes([self.buf[o], self.buf[o + 1]])
+        let at = field::QUANTA.start + 2 * p;
+        u16_at(self.buf, at..at + 2)
     }
     /// All eight PFC pause times.
     pub fn all_quanta(&self) -> [u16; 8] {
         core::array::from_fn(|p| self.quanta(p))
     }
+}
+
+/// The field of an 802.3x PAUSE frame (checked to be held).
+#[derive(Clone, Copy, Debug)]
+pub struct PauseFields<'a> {
+    buf: &'a [u8],
+}
+
+impl PauseFields<'_> {
     /// 802.3x PAUSE time in quanta.
     pub fn pause_time(&self) -> u16 {
-        u16::from_be_bytes([self.buf[16], self.buf[17]])
+        u16_at(self.buf, field::PAUSE_TIME)
     }
 }
 
 /// Is `frame` (from the destination MAC on) an untagged MAC Control frame with the PFC
 /// opcode? A quick look for counting, not a validation.
 pub fn is_pfc(frame: &[u8]) -> bool {
-    frame.len() >= 16
-        && u16::from_be_bytes([frame[12], frame[13]]) == ETHERTYPE_MAC_CONTROL
-        && u16::from_be_bytes([frame[14], frame[15]]) == OPCODE_PFC
+    frame.len() >= field::OPCODE.end
+        && u16_at(frame, field::ETHERTYPE) == ETHERTYPE_MAC_CONTROL
+        && u16_at(frame, field::OPCODE) == OPCODE_PFC
 }
 
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
@@ -113,8 +164,9 @@ mod tests {
         let f = MacControlFrame::new_checked(&out).unwrap();
         assert_eq!(f.destination(), PFC_DESTINATION);
         assert_eq!(f.opcode(), OPCODE_PFC);
-        assert_eq!(f.class_enable(), 0x98);
-        assert_eq!(f.all_quanta(), q);
+        let p = f.pfc().unwrap();
+        assert_eq!(p.class_enable(), 0x98);
+        assert_eq!(p.all_quanta(), q);
     }
 
     #[test]
@@ -122,10 +174,12 @@ mod tests {
         let mut out = Vec::new();
         emit_pfc(&mut out, [0; 6], 0x08, &[0; 8]);
         out[16] = 0xFF;
-        assert_eq!(
-            MacControlFrame::new_checked(&out).unwrap().class_enable(),
-            0x08
-        );
-        assert!(MacControlFrame::new_checked(&out[..33]).is_none());
+        let f = MacControlFrame::new_checked(&out).unwrap();
+        assert_eq!(f.pfc().unwrap().class_enable(), 0x08);
+        assert!(MacControlFrame::new_checked(&out[..33])
+            .unwrap()
+            .pfc()
+            .is_none());
+        assert!(MacControlFrame::new_checked(&out[..15]).is_none());
     }
 }

@@ -11,9 +11,9 @@ use crate::config::values::{line, list_or_none};
 use crate::config::words::{PatternKind, Protocol};
 use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::Forwarding;
-use lossless_pipeline::wire::bth::ROCEV2_PORT;
 use lossless_pipeline::wire::build::FrameSpec;
-use lossless_ports::flow::{FlowSpec, Limit, Pattern, OPCODE_SEND_ONLY};
+use lossless_pipeline::wire::rocev2::{OPCODE_SEND_ONLY, ROCEV2_PORT};
+use lossless_ports::flow::{FlowSpec, Limit, Pattern};
 
 type Result<T> = std::result::Result<T, Diag>;
 

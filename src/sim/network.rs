@@ -1,0 +1,142 @@
+//! Frames between nodes: a node woken at its deadline starts what is due, each frame goes
+//! onto its link (wire time at the sender's port speed + propagation) and arrives as an
+//! event at the far end; every node is driven through the one [`Node`] interface and woken
+//! again at its next deadline.
+
+use super::cabling::{NodeId, Peer};
+use super::{Ev, Sim};
+use lossless_buffer_model::Time;
+use lossless_pipeline::wire::pfc::is_pfc;
+use lossless_pipeline::{Node, Packet};
+
+/// Same-time wakes of one node after which the engine assumes a stuck deadline and moves on
+/// by a picosecond (counted as a stall; never expected).
+const MAX_SAME_TIME_WAKES: u32 = 10_000;
+
+impl Sim {
+    /// Node `id` and its count of wakes at one instant.
+    fn node(&mut self, id: NodeId) -> (&mut dyn Node, &mut u32) {
+        match id {
+            NodeId::Switch(s) => {
+                let n = &mut self.switches[s as usize];
+                (&mut n.sw, &mut n.same_time_wakes)
+            }
+            NodeId::Host(h) => {
+                let n = &mut self.hosts[h as usize];
+                (&mut n.host, &mut n.same_time_wakes)
+            }
+        }
+    }
+
+    /// What `port` of node `id` is cabled to.
+    fn peer(&self, id: NodeId, port: usize) -> Option<Peer> {
+        match id {
+            NodeId::Switch(s) => self.switches[s as usize].peers[port],
+            NodeId::Host(h) => Some(self.hosts[h as usize].peer),
+        }
+    }
+
+    /// Index of `id` in the wake-up heap: switches first, then hosts.
+    fn wake_index(&self, id: NodeId) -> usize {
+        match id {
+            NodeId::Switch(s) => s as usize,
+            NodeId::Host(h) => self.switches.len() + h as usize,
+        }
+    }
+
+    /// The node at wake-up index `i`.
+    pub(super) fn node_at(&self, i: usize) -> NodeId {
+        match i.checked_sub(self.switches.len()) {
+            None => NodeId::Switch(i as u32),
+            Some(h) => NodeId::Host(h as u32),
+        }
+    }
+
+    /// The last bit of `pkt` reaches `port` of `id` over `link` now.
+    pub(super) fn arrive(&mut self, id: NodeId, port: usize, link: u32, pkt: Packet) {
+        self.in_flight -= 1;
+        if is_pfc(&pkt.data) {
+            self.stats.pfc_in_flight -= 1;
+        }
+        if !self.links_up[link as usize] {
+            self.stats.link_down_drops += 1;
+            return;
+        }
+        let now = self.now;
+        if let NodeId::Switch(s) = id {
+            self.observers.frame(s as usize, port, now, &pkt);
+        }
+        self.node(id).0.receive(port, pkt, now);
+        self.schedule(id);
+    }
+
+    /// Node `id`'s deadline came: it starts what is due, and is scheduled again.
+    pub(super) fn wake(&mut self, id: NodeId) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.outbox);
+        self.node(id)
+            .0
+            .poll_due(now, &mut |port, pkt| out.push((port, pkt)));
+        for (port, pkt) in out.drain(..) {
+            self.transmit(id, port, pkt);
+        }
+        self.outbox = out;
+        self.schedule(id);
+    }
+
+    /// Put a frame that starts leaving `port` of `from` now onto its link.
+    fn transmit(&mut self, from: NodeId, port: usize, pkt: Packet) {
+        if let NodeId::Switch(s) = from {
+            self.observers.frame(s as usize, port, self.now, &pkt);
+        }
+        let Some(peer) = self.peer(from, port) else {
+            self.stats.unconnected_drops += 1;
+            return;
+        };
+        if !self.links_up[peer.link as usize] {
+            self.stats.link_down_drops += 1;
+            return;
+        }
+        let speed = self.node(from).0.port_speed(port);
+        let at = self.now + speed.wire_time(pkt.len as u64) + peer.propagation;
+        self.stats.packet_hops += 1;
+        if is_pfc(&pkt.data) {
+            self.stats.pfc_in_flight += 1;
+        }
+        self.in_flight += 1;
+        self.queue.push(
+            at,
+            Ev::Arrive {
+                node: peer.node,
+                port: peer.port,
+                link: peer.link,
+                pkt,
+            },
+        );
+    }
+
+    /// Make sure node `id` is woken at its next deadline (not at all past the run's end).
+    pub(super) fn schedule(&mut self, id: NodeId) {
+        let (now, end) = (self.now, self.end);
+        let idx = self.wake_index(id);
+        let (node, same) = self.node(id);
+        let Some(mut t) = node.poll_timeout().filter(|t| *t <= end) else {
+            self.queue.cancel_wake(idx);
+            return;
+        };
+        if t <= now {
+            t = now;
+            *same += 1;
+            if *same > MAX_SAME_TIME_WAKES {
+                t = now + Time(1);
+                *same = 0;
+                self.stats.stalls += 1;
+            }
+        } else {
+            *same = 0;
+        }
+        if self.queue.wake_time(idx) != Some(t) {
+            self.queue.set_wake(idx, t);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! What a simulated run is given and what it counts of itself: the command line's options
+//! ([`RunOptions`]), the engine's own counters ([`EngineStats`]) and why a run could not
+//! start or stopped ([`SimError`]).
+
+use lossless_buffer_model::Time;
+use std::path::PathBuf;
+
+/// Options from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Override the scenario's seed.
+    pub seed: Option<u64>,
+    /// Override the scenario's duration.
+    pub duration: Option<Time>,
+    /// Override where pcap files go (all switch ports when the scenario names none).
+    pub pcap_dir: Option<PathBuf>,
+    /// Show a progress bar (only on a terminal, only after a second of wall time).
+    pub progress: bool,
+    /// Record samples for plots at this interval (`--plot`).
+    pub record: Option<Time>,
+    /// Record only in this window (`--plot-window`); default the whole run.
+    pub record_window: Option<(Time, Time)>,
+    /// Write every switch's PFC events here as JSON lines (`--pfc-log`).
+    pub pfc_log: Option<PathBuf>,
+}
+
+/// Counters of the engine itself.
+#[derive(Clone, Debug, Default)]
+pub struct EngineStats {
+    /// Events processed.
+    pub events: u64,
+    /// Frames carried over a link (one per hop).
+    pub packet_hops: u64,
+    /// Frames sent out of a port with nothing cabled to it.
+    pub unconnected_drops: u64,
+    /// Frames lost because their link was down when they arrived.
+    pub link_down_drops: u64,
+    /// Data frames that reached a host other than their flow's destination.
+    pub misdelivered: u64,
+    /// Data frames dropped by a host NIC (receive buffer full, unparseable).
+    pub host_drops: u64,
+    /// Deadlines that did not advance (a model bug if ever nonzero).
+    pub stalls: u64,
+    /// PFC frames on a link at the end of the run (sent, not yet received).
+    pub pfc_in_flight: u64,
+    /// Wall-clock seconds the run took.
+    pub wall_time_s: f64,
+}
+
+/// Why a run could not start, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// Nothing bounds the run.
+    #[error("{0}")]
+    Unbounded(String),
+    /// The scenario leaves something to the cabling that the cabling does not give.
+    #[error("{0}")]
+    Config(crate::config::Diag),
+    /// An output file could not be created or written.
+    #[error("{path}: {source}")]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
