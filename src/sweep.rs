@@ -6,7 +6,29 @@
 //! is read as YAML (anchors and merges resolved), the key set, and the result loaded as
 //! JSON — which is YAML — so every rule of the loader still applies.
 
+use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What `--sweep … --json` writes: the file, the key, and a row per value.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepReport {
+    /// The scenario file.
+    pub file: String,
+    /// The dotted key swept.
+    pub key: String,
+    /// One row per value, in order.
+    pub rows: Vec<SweepRow>,
+}
+
+/// One run of a sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepRow {
+    /// The value the key took, as written.
+    pub value: String,
+    /// The chosen report values, by column (a metric path with `*` expanded).
+    pub metrics: BTreeMap<String, Value>,
+}
 
 /// One key and the values it takes.
 #[derive(Clone, Debug, PartialEq)]

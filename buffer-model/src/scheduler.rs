@@ -7,6 +7,9 @@ use crate::mmu::PRIORITIES;
 /// Bytes of DWRR quantum per unit of weight.
 pub const QUANTUM_PER_WEIGHT: u32 = 1536;
 
+/// DWRR weight of a queue whose scheduler entry gives none.
+pub const DEFAULT_DWRR_WEIGHT: u32 = 1;
+
 /// How one queue is scheduled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Discipline {

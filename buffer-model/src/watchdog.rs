@@ -41,6 +41,31 @@ pub struct WatchdogConfig {
     pub polling_interval: Time,
 }
 
+impl WatchdogConfig {
+    /// A watchdog with `action`, `detection_time` and `restoration_time`, polling at a
+    /// quarter of the shorter of the two (so a storm is seen within a quarter of its time).
+    pub fn new(action: WatchdogAction, detection_time: Time, restoration_time: Time) -> Self {
+        WatchdogConfig {
+            action,
+            detection_time,
+            restoration_time,
+            polling_interval: Self::polling_for(detection_time, restoration_time),
+        }
+    }
+
+    /// The default poll period: a quarter of the shorter of detection and restoration time.
+    pub fn polling_for(detection: Time, restoration: Time) -> Time {
+        Time(detection.min(restoration).as_ps() / 4).max(Time(1))
+    }
+}
+
+impl Default for WatchdogConfig {
+    /// SONiC's defaults: drop, 200 ms to detect, 200 ms to restore.
+    fn default() -> Self {
+        WatchdogConfig::new(WatchdogAction::Drop, Time::from_ms(200), Time::from_ms(200))
+    }
+}
+
 /// What a poll observed of the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Observation {

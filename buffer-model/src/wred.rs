@@ -20,6 +20,9 @@ pub enum Color {
     Red,
 }
 
+/// Drop/mark probability at Kmax, %, of a colour whose profile does not say.
+pub const DEFAULT_MAX_PROBABILITY: u8 = 100;
+
 /// When the marking decision is taken.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MarkAt {

@@ -2,10 +2,14 @@
 //! this point except names for reports. Every field is already validated and defaulted.
 
 use lossless_buffer_model::mmu::{PoolSpec, ProfileSpec};
-use lossless_buffer_model::scheduler::Discipline;
+use lossless_buffer_model::scheduler::{Discipline, DEFAULT_DWRR_WEIGHT};
 use lossless_buffer_model::watchdog::WatchdogConfig;
 use lossless_buffer_model::wred::WredProfile;
 use lossless_buffer_model::{Bytes, Length, Named, Rate, Time, PRIORITIES};
+
+/// MAC of the first port of a switch whose file gives none (locally administered); port i
+/// has this + i.
+pub const DEFAULT_MAC: [u8; 6] = [0x02, 0x4C, 0x4C, 0x00, 0x00, 0x00];
 
 /// One front-panel port.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +26,20 @@ pub struct PortConfig {
     pub mtu: u32,
     /// MAC address used as the source of PFC frames and routed frames.
     pub mac: [u8; 6],
+}
+
+impl Default for PortConfig {
+    /// `Ethernet0`: 100G, a 2 m cable, a 9216-byte MTU (vendors' "9216").
+    fn default() -> Self {
+        PortConfig {
+            name: "Ethernet0".into(),
+            speed: Rate::gbps(100),
+            cable: Length(2_000),
+            delay: None,
+            mtu: 9216,
+            mac: DEFAULT_MAC,
+        }
+    }
 }
 
 impl PortConfig {
@@ -75,6 +93,44 @@ pub struct QosConfig {
     pub queue_wred: [Option<WredProfile>; PRIORITIES],
     /// PFC watchdog, if enabled.
     pub pfcwd: Option<WatchdogConfig>,
+}
+
+/// SONiC's default DSCP → TC map: 3→3, 4→4, 48→6, everything else → 1.
+pub fn sonic_dscp_to_tc() -> [u8; 64] {
+    core::array::from_fn(|d| match d {
+        3 => 3,
+        4 => 4,
+        48 => 6,
+        _ => 1,
+    })
+}
+
+/// Identity map over the eight classes.
+pub fn identity8() -> [u8; PRIORITIES] {
+    core::array::from_fn(|i| i as u8)
+}
+
+impl Default for QosConfig {
+    /// SONiC's: trust DSCP with its default map, class p ↔ priority, PG and queue p, PFC on
+    /// priorities 3 and 4 with 0xFFFF-quanta XOFF and an instant response, DWRR of weight
+    /// 1 on every queue, no WRED, no watchdog.
+    fn default() -> Self {
+        QosConfig {
+            trust: Trust::Dscp,
+            dscp_to_tc: sonic_dscp_to_tc(),
+            dot1p_to_tc: identity8(),
+            tc_to_pg: identity8(),
+            tc_to_queue: identity8(),
+            tc_to_dot1p: None,
+            pfc_enable: (1 << 3) | (1 << 4),
+            pfc_asym: false,
+            pause_quanta: 0xFFFF,
+            pfc_response: Time::ZERO,
+            scheduler: [Discipline::Dwrr(DEFAULT_DWRR_WEIGHT); PRIORITIES],
+            queue_wred: [None; PRIORITIES],
+            pfcwd: None,
+        }
+    }
 }
 
 impl QosConfig {
@@ -134,10 +190,11 @@ pub struct NextHop {
 }
 
 /// How a group picks a member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum GroupMode {
     /// 5-tuple hash (mixed with the switch's hash seed) modulo the member count (ECMP);
     /// the flows of a member whose link is down move to the members that are up.
+    #[default]
     Hash,
     /// Dynamic load balancing: each new flowlet of a flow takes the member of the best
     /// quality band (SAI ARS `FLOWLET_QUALITY`); see [`FlowletConfig`].
@@ -169,6 +226,17 @@ pub struct FlowletConfig {
     pub max_flows: u32,
     /// Past load is an EWMA of the bytes a member sent per interval of this length.
     pub sampling_interval: Time,
+}
+
+impl Default for FlowletConfig {
+    /// SAI ARS's example values: a 256 µs idle gap, 512 flow-table entries, 16 µs samples.
+    fn default() -> Self {
+        FlowletConfig {
+            idle_time: Time::from_us(256),
+            max_flows: 512,
+            sampling_interval: Time::from_us(16),
+        }
+    }
 }
 
 /// A next-hop group.
@@ -230,6 +298,24 @@ pub enum Forwarding {
     },
 }
 
+impl Forwarding {
+    /// Learned FDB entries an L2 switch keeps at most, unless told.
+    pub const DEFAULT_FDB_SIZE: usize = 16_384;
+    /// A learned entry ages out this long after its MAC was last seen (SONiC's 600 s).
+    pub const DEFAULT_FDB_AGING: Time = Time::from_ms(600_000);
+}
+
+impl Default for Forwarding {
+    /// L2 learning and flooding with the default table size and aging.
+    fn default() -> Self {
+        Forwarding::L2 {
+            static_fdb: Vec::new(),
+            fdb_size: Self::DEFAULT_FDB_SIZE,
+            fdb_aging: Self::DEFAULT_FDB_AGING,
+        }
+    }
+}
+
 /// Everything one switch needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SwitchConfig {
@@ -253,4 +339,46 @@ pub struct SwitchConfig {
     pub forwarding: Forwarding,
     /// Seed of the switch's RNG (WRED).
     pub seed: u64,
+}
+
+impl SwitchConfig {
+    /// Seed of a switch whose scenario gives none.
+    pub const DEFAULT_SEED: u64 = 1;
+    /// Last bit in to earliest first bit out, unless told.
+    pub const DEFAULT_PIPELINE_LATENCY: Time = Time::from_ns(500);
+
+    /// A switch `name` with `ports` and every other setting at its default: 500 ns from
+    /// last bit in to first bit out, the default QoS and forwarding, and the built-in
+    /// Tomahawk-like buffer plan ([`crate::default_plan`]) for those ports.
+    pub fn with_ports(name: &str, ports: Vec<PortConfig>) -> SwitchConfig {
+        let qos = QosConfig::default();
+        let plan = crate::default_plan::plan(&ports, &qos);
+        SwitchConfig {
+            name: name.into(),
+            ports,
+            pipeline_latency: Self::DEFAULT_PIPELINE_LATENCY,
+            cell: plan.cell,
+            pools: plan.pools,
+            pg_profiles: plan.pg_profiles.into_iter().map(|(p, _)| p).collect(),
+            queue_profiles: plan.queue_profiles.into_iter().map(|(p, _)| p).collect(),
+            qos,
+            forwarding: Forwarding::default(),
+            seed: Self::DEFAULT_SEED,
+        }
+    }
+
+    /// `n` default ports at `speed`, named `Ethernet0…`, MACs from [`DEFAULT_MAC`].
+    pub fn default_ports(n: usize, speed: Rate) -> Vec<PortConfig> {
+        (0..n)
+            .map(|i| PortConfig {
+                name: format!("Ethernet{i}"),
+                speed,
+                mac: crate::wire::addr::MacAddr(DEFAULT_MAC)
+                    .offset(i)
+                    .expect("64 ports fit")
+                    .0,
+                ..PortConfig::default()
+            })
+            .collect()
+    }
 }

@@ -12,7 +12,8 @@
 //! * [`parser`]: frame bytes → header vector, or a [`drop_reason::DropReason`].
 //! * [`forward`]: FDB and LPM tables; [`groups`]: next-hop group member choice, with
 //!   [`dlb`] (flowlet quality and flow table) for dynamic load balancing.
-//! * [`config`]: the typed switch configuration; [`presets`]: small ready-made ones.
+//! * [`config`]: the typed switch configuration and its defaults; [`default_plan`]: the
+//!   built-in buffer plan; [`presets`]: small ready-made switches for tests and benches.
 //! * [`transmitter`]: one port's transmitter (wire, PFC both ways, counters), shared by
 //!   the switch's ports and the host NIC.
 //! * [`node`]: the interface every engine drives a switch or host through.
@@ -20,6 +21,7 @@
 
 pub mod config;
 pub mod counters;
+pub mod default_plan;
 pub mod dlb;
 pub mod drop_reason;
 pub mod forward;

@@ -64,6 +64,13 @@ impl DcqcnParams {
     }
 }
 
+impl Default for DcqcnParams {
+    /// The paper's values ([`DcqcnParams::paper`]).
+    fn default() -> Self {
+        DcqcnParams::paper()
+    }
+}
+
 /// The reaction point of one sending queue pair.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReactionPoint {

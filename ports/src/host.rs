@@ -51,6 +51,18 @@ pub struct RxBuffer {
     pub xon: Bytes,
 }
 
+impl RxBuffer {
+    /// The XOFF level of a buffer of `size` whose file gives none: half of it.
+    pub fn default_xoff(size: Bytes) -> Bytes {
+        Bytes(size.get() / 2)
+    }
+
+    /// The XON level below an XOFF level of `xoff` whose file gives none: half of it.
+    pub fn default_xon(xoff: Bytes) -> Bytes {
+        Bytes(xoff.get() / 2)
+    }
+}
+
 /// NIC settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NicConfig {
@@ -69,6 +81,22 @@ pub struct NicConfig {
     pub dcqcn: Option<DcqcnParams>,
     /// Priority the NIC sends CNPs on (the class its switch gives their DSCP).
     pub cnp_priority: u8,
+}
+
+impl Default for NicConfig {
+    /// An RDMA NIC: honours PFC at once on priorities 3 and 4 (SONiC's lossless ones), no
+    /// receive limit (frames consumed as they arrive), XOFF of 0xFFFF quanta, no DCQCN.
+    fn default() -> Self {
+        NicConfig {
+            pfc: PfcMode::Honor,
+            pfc_response: Time::ZERO,
+            rx_buffer: None,
+            pfc_enable: (1 << 3) | (1 << 4),
+            pause_quanta: 0xFFFF,
+            dcqcn: None,
+            cnp_priority: 0,
+        }
+    }
 }
 
 /// What a received frame was.

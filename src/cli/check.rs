@@ -26,7 +26,8 @@ pub fn exec(a: CheckArgs) -> ExitCode {
             .map(|(k, _, _)| k.chars().count())
             .max()
             .unwrap_or(0);
-        let mut out = String::from("Defaults of scenario and switch files (README, design §6):\n");
+        let mut out =
+            String::from("Defaults of scenario and switch files (every key: docs/scenario.md):\n");
         for (key, value, meaning) in rows {
             out += &format!("  {key:<w$}  {value}\n  {:<w$}    ({meaning})\n", "");
         }

@@ -71,7 +71,7 @@ pub fn exec(a: GenArgs) -> ExitCode {
         ecn: a.ecn.bits(),
         priority: a
             .priority
-            .unwrap_or(lossless_pipeline::presets::sonic_dscp_to_tc()[a.dscp as usize]),
+            .unwrap_or(lossless_pipeline::config::sonic_dscp_to_tc()[a.dscp as usize]),
         rate: a.rate,
         frame: a.frame,
         duration: a.duration,

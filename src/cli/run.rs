@@ -117,9 +117,9 @@ pub fn exec(a: RunArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
-    let report = crate::report::json::report(&sim.outcome()).to_value();
+    let report = crate::report::json::report(&sim.outcome());
     if let Some(path) = &json_path {
-        if let Err(e) = write_json(path, &report) {
+        if let Err(e) = write_json(path, &report.to_value()) {
             eprintln!("error: {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
@@ -221,14 +221,21 @@ fn run_sweep(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
         }
     }
     if let Some(path) = &a.json {
-        let out = serde_json::json!({
-            "file": a.file.display().to_string(),
-            "key": sweep.key,
-            "rows": rows.iter().map(|(v, cells)| serde_json::json!({
-                "value": v,
-                "metrics": cells.iter().map(|(_, c, v)| (c.clone(), v.clone())).collect::<serde_json::Map<String, serde_json::Value>>(),
-            })).collect::<Vec<_>>(),
-        });
+        let out = crate::sweep::SweepReport {
+            file: a.file.display().to_string(),
+            key: sweep.key.clone(),
+            rows: rows
+                .iter()
+                .map(|(v, cells)| crate::sweep::SweepRow {
+                    value: v.clone(),
+                    metrics: cells
+                        .iter()
+                        .map(|(_, c, v)| (c.clone(), v.clone()))
+                        .collect(),
+                })
+                .collect(),
+        };
+        let out = serde_json::to_value(&out).expect("a sweep serializes");
         write_json(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let mut t = format!("{:<16}", sweep.key);

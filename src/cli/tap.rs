@@ -88,9 +88,9 @@ pub fn exec(a: TapArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
-    let report = sw.report().to_value();
+    let report = sw.report();
     if let Some(path) = &a.json {
-        if let Err(e) = write_json(path, &report) {
+        if let Err(e) = write_json(path, &report.to_value()) {
             eprintln!("error: {}: {e}", path.display());
             return ExitCode::FAILURE;
         }

@@ -1,74 +1,30 @@
-//! Every default of a scenario or switch file, written once. The resolvers take their
-//! defaults from here, and `lossless check --defaults` prints [`table`].
+//! Where the defaults of a scenario or switch file live, and `lossless check --defaults`.
+//!
+//! Every configuration type has its defaults in its own `Default` (or its own associated
+//! constants), in its own crate: [`PortConfig`], [`QosConfig`], [`Forwarding`],
+//! [`FlowletConfig`] and [`SwitchConfig`] with the built-in buffer plan
+//! ([`default_plan`]) in `lossless-pipeline`; [`WatchdogConfig`], the WRED and DWRR
+//! constants in `lossless-buffer-model`; [`NicConfig`], [`RxBuffer`] and [`DcqcnParams`]
+//! in `lossless-ports`. What is left here are the keys only a scenario file has (flows,
+//! outputs, the deadlock indicator, host and switch addresses). The resolvers take their
+//! defaults from these places, and [`table`] prints them from the same places.
 
-use lossless_buffer_model::mmu::PoolKind;
-use lossless_buffer_model::watchdog::WatchdogAction;
-use lossless_buffer_model::wred::MarkAt;
-use lossless_buffer_model::{Bytes, Length, Named, Rate, Time};
-use lossless_pipeline::config::{GroupMode, Trust};
+use lossless_buffer_model::scheduler::{Discipline, DEFAULT_DWRR_WEIGHT};
+use lossless_buffer_model::watchdog::WatchdogConfig;
+use lossless_buffer_model::wred::{self, MarkAt};
+use lossless_buffer_model::{Bytes, Named, Time};
+use lossless_pipeline::config::{
+    FlowletConfig, Forwarding, GroupMode, PortConfig, QosConfig, SwitchConfig,
+};
+use lossless_pipeline::default_plan;
 use lossless_pipeline::wire::addr::{Ecn, MacAddr};
-use lossless_ports::host::PfcMode;
+use lossless_ports::dcqcn::DcqcnParams;
+use lossless_ports::host::{NicConfig, RxBuffer};
 
-/// Seed of every random choice (WRED).
-pub const SEED: u64 = 1;
-/// Port speed.
-pub const SPEED: Rate = Rate::gbps(100);
-/// Cable length (5 ns per metre).
-pub const CABLE: Length = Length(2_000);
-/// Largest frame, FCS included (vendors' "9216").
-pub const MTU: u32 = 9216;
-/// Last bit in to earliest first bit out.
-pub const PIPELINE_LATENCY: Time = Time::from_ns(500);
-/// Buffer cell.
-pub const CELL: Bytes = Bytes(256);
-/// Classification source.
-pub const TRUST: Trust = Trust::Dscp;
-/// PFC-enabled priorities (3 and 4, SONiC's).
-pub const PFC_ENABLE: u8 = (1 << 3) | (1 << 4);
-/// Quanta in XOFF frames (switches and NICs).
-pub const PAUSE_QUANTA: u16 = 0xFFFF;
-/// How long after a PFC frame arrives a port may still start frames.
-pub const PFC_RESPONSE: Time = Time::ZERO;
-/// DWRR weight of a queue.
-pub const DWRR_WEIGHT: u32 = 1;
-/// WRED drop/mark probability at Kmax, %.
-pub const WRED_MAX_PROBABILITY: u8 = 100;
-/// When WRED/ECN decides.
-pub const MARK_AT: MarkAt = MarkAt::Enqueue;
-/// PFC watchdog action.
-pub const PFCWD_ACTION: WatchdogAction = WatchdogAction::Drop;
-/// PFC watchdog detection time.
-pub const PFCWD_DETECTION: Time = Time::from_ms(200);
-/// PFC watchdog restoration time.
-pub const PFCWD_RESTORATION: Time = Time::from_ms(200);
-/// Learned FDB entries kept at most.
-pub const FDB_SIZE: usize = 16_384;
-/// A learned FDB entry ages out this long after its MAC was last seen (SONiC's).
-pub const FDB_AGING: Time = Time::from_ms(600_000);
-/// Next-hop group mode.
-pub const GROUP_MODE: GroupMode = GroupMode::Hash;
+/// Seed of every random choice (WRED, ECMP hash seeds, DLB ties).
+pub const SEED: u64 = SwitchConfig::DEFAULT_SEED;
 /// The deadlock indicator: how long a cycle of paused queues must stand.
 pub const DEADLOCK_TIME: Time = Time::from_ms(10);
-/// Flowlet groups: idle gap that starts a new flowlet (SAI ARS example: 256 µs).
-pub const FLOWLET_IDLE_TIME: Time = Time::from_us(256);
-/// Flowlet groups: flow-table entries (SAI ARS example: 512).
-pub const FLOWLET_MAX_FLOWS: u32 = 512;
-/// Flowlet groups: past-load sampling interval (SAI ARS example: 16 µs).
-pub const FLOWLET_SAMPLING_INTERVAL: Time = Time::from_us(16);
-/// Default plan: the lossless pools' shared size (ingress and egress).
-pub const LOSSLESS_POOL: Bytes = Bytes(24_000_000);
-/// Default plan: the lossy pools' shared size (ingress and egress).
-pub const LOSSY_POOL: Bytes = Bytes(8_000_000);
-/// Default plan: α = 2^n of lossless PGs (1/8).
-pub const LOSSLESS_DYNAMIC_TH: i8 = -3;
-/// Lossy PGs and queues: α = 2^n (8).
-pub const LOSSY_DYNAMIC_TH: i8 = 3;
-/// Default plan: bytes reserved per lossy queue.
-pub const LOSSY_QUEUE_RESERVED: Bytes = Bytes(1518);
-/// Default plan: XON hysteresis of a lossless PG, in MTUs.
-pub const XON_OFFSET_MTUS: u64 = 2;
-/// Host NIC: PFC honoured.
-pub const NIC_PFC: PfcMode = PfcMode::Honor;
 /// Flow frame size, FCS included.
 pub const FRAME: Bytes = Bytes(1518);
 /// Flow DSCP.
@@ -83,21 +39,6 @@ pub const DST_PORT: u16 = 5001;
 pub const SNAPLEN: u32 = 128;
 /// Where outputs go, relative to the working directory.
 pub const OUTPUT_DIR: &str = "out";
-
-/// PFC watchdog poll period: a quarter of the shorter of detection and restoration time.
-pub fn pfcwd_polling(detection: Time, restoration: Time) -> Time {
-    Time(detection.min(restoration).as_ps() / 4).max(Time(1))
-}
-
-/// Host NIC receive buffer: XOFF at half the buffer.
-pub fn nic_pfc_xoff(rx_buffer: Bytes) -> Bytes {
-    Bytes(rx_buffer.get() / 2)
-}
-
-/// Host NIC receive buffer: XON at half the XOFF level.
-pub fn nic_pfc_xon(xoff: Bytes) -> Bytes {
-    Bytes(xoff.get() / 2)
-}
 
 /// Base MAC of the `index`-th switch of a file: `02:4c:4c:ii:ii:00` (locally administered
 /// unicast), so that every switch's ports differ; port i has this + i.
@@ -117,49 +58,161 @@ pub fn host_ip(index: usize) -> [u8; 4] {
     [198, 18 + (n >> 16) as u8 % 2, (n >> 8) as u8, n as u8]
 }
 
-/// Every default as (key, value, meaning), for `lossless check --defaults`.
-pub fn table() -> Vec<(&'static str, String, &'static str)> {
-    let pfc: Vec<String> = (0..8)
-        .filter(|p| PFC_ENABLE & (1 << p) != 0)
+/// The priorities set in `mask`, as `[3, 4]`.
+fn priorities(mask: u8) -> String {
+    let p: Vec<String> = (0..8)
+        .filter(|p| mask & (1 << p) != 0)
         .map(|p| p.to_string())
         .collect();
-    vec![
+    format!("[{}]", p.join(", "))
+}
+
+/// Every default as (key, value, meaning), for `lossless check --defaults`, read from the
+/// types' own defaults.
+pub fn table() -> Vec<(&'static str, String, &'static str)> {
+    let port = PortConfig::default();
+    let qos = QosConfig::default();
+    let sw = SwitchConfig::with_ports("", Vec::new());
+    let wd = WatchdogConfig::default();
+    let flowlet = FlowletConfig::default();
+    let nic = NicConfig::default();
+    let dcqcn = DcqcnParams::default();
+    let weight = match qos.scheduler[0] {
+        Discipline::Dwrr(w) => format!("dwrr, weight {w}"),
+        Discipline::Strict => "strict".into(),
+    };
+    let pools: Vec<String> = default_plan::POOLS
+        .iter()
+        .map(|(name, _, size)| format!("{name} {size}"))
+        .collect();
+    let mut rows = vec![
         ("seed", SEED.to_string(), "seed of every random choice: WRED, ECMP hash seed (seed + switch index), DLB ties"),
         ("duration", "until idle".into(), "a run without one ends when all finite flows are delivered"),
         ("measure", "the whole run".into(), "window of throughput, utilisation, pause fractions, latency"),
         ("deadlock_time", DEADLOCK_TIME.to_string(), "a cycle of PFC-paused queues that sent nothing this long is reported as a deadlock"),
         ("switches[].mac", format!("{} (switch 0)", switch_mac(0)), "base MAC; port i has base + i; switch k: 02:4c:4c:kk:kk:00"),
-        ("switches[].ports.speed", SPEED.to_string(), "line rate"),
-        ("switches[].ports.cable", CABLE.to_string(), "5 ns per metre (or `delay`)"),
-        ("switches[].ports.mtu", MTU.to_string(), "largest frame, FCS included"),
-        ("switches[].pipeline_latency", PIPELINE_LATENCY.to_string(), "last bit in to earliest first bit out"),
+        ("switches[].ports.speed", port.speed.to_string(), "line rate"),
+        ("switches[].ports.cable", port.cable.to_string(), "5 ns per metre (or `delay`)"),
+        ("switches[].ports.mtu", port.mtu.to_string(), "largest frame, FCS included"),
+        ("switches[].pipeline_latency", sw.pipeline_latency.to_string(), "last bit in to earliest first bit out"),
         ("switches[].buffer", "Tomahawk-like plan".into(), "see the buffer.* lines below"),
-        ("buffer.cell", CELL.to_string(), "accounting unit"),
-        ("buffer.pools", format!("{} {} lossless + {} lossy", PoolKind::Ingress.word(), LOSSLESS_POOL, LOSSY_POOL), "seen from ingress and from egress"),
-        ("buffer lossless PGs", format!("dynamic_th {LOSSLESS_DYNAMIC_TH}, headroom: the larger computed minimum, xon_offset {XON_OFFSET_MTUS} MTUs"), "one per pfc_enable priority"),
-        ("buffer lossy PGs and queues", format!("dynamic_th {LOSSY_DYNAMIC_TH}; queues reserve {LOSSY_QUEUE_RESERVED}"), "every other PG and queue"),
-        ("qos.trust", TRUST.word().into(), "classify by DSCP (or dot1p)"),
+        ("buffer.cell", default_plan::CELL.to_string(), "accounting unit"),
+        ("buffer.pools", pools.join(", "), "shared sizes; reservations and headroom are outside them"),
+        ("buffer lossless PGs", format!("dynamic_th {}, headroom: the larger computed minimum, xon_offset {} MTUs", default_plan::LOSSLESS_DYNAMIC_TH, default_plan::XON_OFFSET_MTUS), "one per pfc_enable priority"),
+        ("buffer lossy PGs and queues", format!("dynamic_th {}; queues reserve {}", default_plan::LOSSY_DYNAMIC_TH, default_plan::LOSSY_QUEUE_RESERVED), "every other PG and queue"),
+        ("qos.trust", qos.trust.word().into(), "classify by DSCP (or dot1p)"),
         ("qos.dscp_to_tc", "3→3, 4→4, 48→6, others→1".into(), "SONiC's map"),
         ("qos.dot1p_to_tc / tc_to_pg / tc_to_queue", "identity".into(), "class p ↔ priority, PG and queue p"),
-        ("qos.pfc_enable", format!("[{}]", pfc.join(", ")), "lossless priorities"),
-        ("qos.pfc_asym", "off".into(), "on: honour received PFC on every priority, send it only for pfc_enable (SONiC asymmetric PFC)"),
-        ("qos.pause_quanta", PAUSE_QUANTA.to_string(), "quanta in XOFF frames, refreshed every half pause"),
-        ("qos.pfc_response", PFC_RESPONSE.to_string(), "a PFC frame takes effect this long after it arrives"),
-        ("qos.scheduler", format!("dwrr, weight {DWRR_WEIGHT}"), "every queue"),
-        ("qos.wred_profiles.*", format!("{WRED_MAX_PROBABILITY}% at Kmax, {}, ecn_none", MARK_AT.word()), "drop probability, when, ECN"),
-        ("qos.pfcwd", format!("{}, detection {PFCWD_DETECTION}, restoration {PFCWD_RESTORATION}, polling a quarter of the shorter", PFCWD_ACTION.word()), "when pfcwd is given"),
-        ("forwarding", format!("l2, fdb_size {FDB_SIZE}, fdb_aging {FDB_AGING}"), "learning + flooding; fdb_aging 0 never ages"),
-        ("forwarding.groups.*.mode", GROUP_MODE.word().into(), "ECMP by 5-tuple hash"),
-        ("forwarding.groups.*.idle_time", FLOWLET_IDLE_TIME.to_string(), "flowlet: idle gap that starts a new flowlet"),
-        ("forwarding.groups.*.max_flows", FLOWLET_MAX_FLOWS.to_string(), "flowlet: flow-table entries; beyond, new flows hash"),
-        ("forwarding.groups.*.sampling_interval", FLOWLET_SAMPLING_INTERVAL.to_string(), "flowlet: past-load EWMA sample period"),
+        ("qos.pfc_enable", priorities(qos.pfc_enable), "lossless priorities"),
+        ("qos.pfc_asym", if qos.pfc_asym { "on" } else { "off" }.into(), "on: honour received PFC on every priority, send it only for pfc_enable (SONiC asymmetric PFC)"),
+        ("qos.pause_quanta", qos.pause_quanta.to_string(), "quanta in XOFF frames, refreshed every half pause"),
+        ("qos.pfc_response", qos.pfc_response.to_string(), "a PFC frame takes effect this long after it arrives"),
+        ("qos.scheduler", weight, "every queue"),
+        ("qos.scheduler.*.weight", DEFAULT_DWRR_WEIGHT.to_string(), "a dwrr entry without a weight"),
+        ("qos.wred_profiles.*", format!("{}% at Kmax, {}, ecn_none", wred::DEFAULT_MAX_PROBABILITY, MarkAt::default().word()), "drop probability, when, ECN"),
+        ("qos.pfcwd", format!("{}, detection {}, restoration {}, polling a quarter of the shorter", wd.action.word(), wd.detection_time, wd.restoration_time), "when pfcwd is given"),
+        ("forwarding", format!("l2, fdb_size {}, fdb_aging {}", Forwarding::DEFAULT_FDB_SIZE, Forwarding::DEFAULT_FDB_AGING), "learning + flooding; fdb_aging 0 never ages"),
+        ("forwarding.groups.*.mode", GroupMode::default().word().into(), "ECMP by 5-tuple hash"),
+        ("forwarding.groups.*.idle_time", flowlet.idle_time.to_string(), "flowlet: idle gap that starts a new flowlet"),
+        ("forwarding.groups.*.max_flows", flowlet.max_flows.to_string(), "flowlet: flow-table entries; beyond, new flows hash"),
+        ("forwarding.groups.*.sampling_interval", flowlet.sampling_interval.to_string(), "flowlet: past-load EWMA sample period"),
         ("routes[].mac / members[].mac", "the MAC of what is cabled to the port".into(), "lossless run only; lossless tap needs it"),
         ("hosts[].mac / ip", format!("{} / 198.18.0.1 (host 0)", host_mac(0)), "from the host's index"),
-        ("hosts[].nic", format!("pfc {}, pfc_response {PFC_RESPONSE}, no receive limit", NIC_PFC.word()), "pfc_xoff half the rx_buffer, pfc_xon half pfc_xoff"),
-        ("flows[]", format!("udp, dscp {DSCP}, ecn {}, frame {FRAME}, greedy, start 0", ECN.word()), "priority: the class the attached switch gives it"),
-        ("flows[].src_port / dst_port", format!("{SRC_PORT_BASE} + index / {DST_PORT} (rocev2: 4791)"), "UDP ports"),
-        ("outputs.pcap", format!("snaplen {SNAPLEN}, dir {OUTPUT_DIR}/<file stem>"), "both directions of each port"),
-        ("outputs.timeseries.csv", format!("{OUTPUT_DIR}/<file stem>-timeseries.csv"), "one row per node, port, priority and sample"),
-        ("outputs.timeseries", "sample interval, every port and host, priorities 0-7, the whole run, format long".to_string(), "`sample: change` and `format: wide` on request"),
+        ("hosts[].nic", format!("pfc {}, pfc_response {}, no receive limit", nic.pfc.word(), nic.pfc_response), "pfc_enable: the switch's"),
+        ("hosts[].nic.pfc_xoff / pfc_xon", format!("{} / {} of a 1MB rx_buffer", RxBuffer::default_xoff(Bytes(1_000_000)), RxBuffer::default_xon(RxBuffer::default_xoff(Bytes(1_000_000)))), "half the rx_buffer; half of pfc_xoff"),
+    ];
+    rows.extend(dcqcn_rows(&dcqcn));
+    rows.extend([
+        (
+            "flows[]",
+            format!(
+                "udp, dscp {DSCP}, ecn {}, frame {FRAME}, greedy, start 0",
+                ECN.word()
+            ),
+            "priority: the class the attached switch gives it",
+        ),
+        (
+            "flows[].src_port / dst_port",
+            format!("{SRC_PORT_BASE} + index / {DST_PORT} (rocev2: 4791)"),
+            "UDP ports",
+        ),
+        (
+            "outputs.pcap",
+            format!("snaplen {SNAPLEN}, dir {OUTPUT_DIR}/<file stem>"),
+            "both directions of each port",
+        ),
+        (
+            "outputs.timeseries.csv",
+            format!("{OUTPUT_DIR}/<file stem>-timeseries.csv"),
+            "one row per node, port, priority and sample",
+        ),
+        (
+            "outputs.timeseries",
+            "sample interval, every port and host, priorities 0-7, the whole run, format long"
+                .to_string(),
+            "`sample: change` and `format: wide` on request",
+        ),
+        (
+            "lossless tap: TAP ring (fixed)",
+            format!("{} frames", crate::cable::RING_FRAMES),
+            "each TAP's kernel transmit queue; frames beyond it are the kernel's drops",
+        ),
+        (
+            "lossless tap: read queue (fixed)",
+            Bytes(crate::cable::READ_QUEUE_BYTES as u64).to_string(),
+            "per port, between its reader and the pipeline; both bound a TAP port's headroom need",
+        ),
+    ]);
+    rows
+}
+
+/// The DCQCN rows of [`table`] (`hosts[].nic.dcqcn: {}` takes them all).
+fn dcqcn_rows(p: &DcqcnParams) -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        (
+            "hosts[].nic.dcqcn.g",
+            format!("{} (1/{})", p.g, (1.0 / p.g).round()),
+            "α gain",
+        ),
+        (
+            "hosts[].nic.dcqcn.alpha_timer",
+            p.alpha_timer.to_string(),
+            "α decays by (1 − g) after this long without a CNP (K)",
+        ),
+        (
+            "hosts[].nic.dcqcn.rate_timer",
+            p.rate_timer.to_string(),
+            "rate-increase timer (T)",
+        ),
+        (
+            "hosts[].nic.dcqcn.byte_counter",
+            Bytes(p.byte_counter).to_string(),
+            "rate-increase byte counter (B)",
+        ),
+        (
+            "hosts[].nic.dcqcn.fast_recovery",
+            p.fast_recovery.to_string(),
+            "fast-recovery steps (F)",
+        ),
+        (
+            "hosts[].nic.dcqcn.rai / rhai",
+            format!("{} / {}", p.rai, p.rhai),
+            "additive / hyper increase steps",
+        ),
+        (
+            "hosts[].nic.dcqcn.min_rate",
+            p.min_rate.to_string(),
+            "lowest rate a cut reaches",
+        ),
+        (
+            "hosts[].nic.dcqcn.cnp_interval",
+            p.cnp_interval.to_string(),
+            "at most one CNP per QP per this (notification point)",
+        ),
+        (
+            "hosts[].nic.dcqcn.cnp_dscp",
+            p.cnp_dscp.to_string(),
+            "DSCP of CNPs (class 6 in SONiC's map)",
+        ),
     ]
 }

@@ -10,10 +10,71 @@ use super::model::{
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
+use lossless_buffer_model::watchdog::QueueWatchdog;
 use lossless_buffer_model::{Named, Time, PRIORITIES};
-use lossless_pipeline::counters::PortCounters;
+use lossless_pipeline::counters::{Ledger, PortCounters};
 use lossless_pipeline::Switch;
+use lossless_ports::dcqcn::ReactionPoint;
 use lossless_ports::flow::{FlowRx, Limit};
+
+impl From<&Ledger> for LedgerReport {
+    /// The switch's books (`still_queued` is the switch's to fill: it is not a counter).
+    fn from(l: &Ledger) -> LedgerReport {
+        LedgerReport {
+            received: l.received,
+            consumed: l.consumed,
+            dropped_on_receive: l.dropped_on_receive,
+            forwarded: l.forwarded,
+            copies: l.copies,
+            refused: l.refused,
+            queued: l.queued,
+            sent: l.sent,
+            dropped_from_queue: l.dropped_from_queue,
+            still_queued: 0,
+        }
+    }
+}
+
+impl From<&FlowRx> for LatencyReport {
+    /// Latency of a flow's frames received in the measurement window, in picoseconds:
+    /// p50/p99/p999 from the histogram (3 significant digits) clamped to the exact min and
+    /// max.
+    fn from(rx: &FlowRx) -> LatencyReport {
+        let q = |x: f64| rx.latency_at(x).map(Time::as_ps);
+        LatencyReport {
+            p50: q(0.5),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: rx.latency_max.map(Time::as_ps),
+            min: rx.latency_min.map(Time::as_ps),
+        }
+    }
+}
+
+impl From<&ReactionPoint> for DcqcnFlowReport {
+    fn from(rp: &ReactionPoint) -> DcqcnFlowReport {
+        DcqcnFlowReport {
+            cnps: rp.cnps,
+            rate_bps: rp.rate_bps(),
+            target_bps: rp.target_bps(),
+            alpha: rp.alpha(),
+        }
+    }
+}
+
+impl WatchdogReport {
+    /// What the watchdog did to queue `queue`.
+    fn of(queue: usize, w: &QueueWatchdog) -> WatchdogReport {
+        WatchdogReport {
+            queue,
+            storms: w.storms,
+            restorations: w.restorations,
+            dropped_packets: w.dropped_packets,
+            first_storm_ps: w.first_detected.map(|t| t.0),
+            last_restored_ps: w.last_restored.map(|t| t.0),
+        }
+    }
+}
 
 fn pfc(c: &PortCounters, paused: [u64; PRIORITIES], share: &PortShare) -> PfcReport {
     PfcReport {
@@ -27,19 +88,6 @@ fn pfc(c: &PortCounters, paused: [u64; PRIORITIES], share: &PortShare) -> PfcRep
         rx_frames: c.rx_pfc_frames,
         first_tx_xoff_ps: c.pfc.first_tx_xoff.map(|t| t.map(Time::as_ps)),
         last_tx_xon_ps: c.pfc.last_tx_xon.map(|t| t.map(Time::as_ps)),
-    }
-}
-
-/// Latency of a flow's frames received in the measurement window, in picoseconds:
-/// p50/p99/p999 from the histogram (3 significant digits) clamped to the exact min and max.
-pub fn latency(rx: &FlowRx) -> LatencyReport {
-    let q = |x: f64| rx.latency_at(x).map(Time::as_ps);
-    LatencyReport {
-        p50: q(0.5),
-        p99: q(0.99),
-        p999: q(0.999),
-        max: rx.latency_max.map(Time::as_ps),
-        min: rx.latency_min.map(Time::as_ps),
     }
 }
 
@@ -99,14 +147,7 @@ fn port(
         .iter()
         .enumerate()
         .filter(|(_, w)| w.storms > 0)
-        .map(|(q, w)| WatchdogReport {
-            queue: q,
-            storms: w.storms,
-            restorations: w.restorations,
-            dropped_packets: w.dropped_packets,
-            first_storm_ps: w.first_detected.map(|t| t.0),
-            last_restored_ps: w.last_restored.map(|t| t.0),
-        })
+        .map(|(q, w)| WatchdogReport::of(q, w))
         .collect();
     PortReport {
         port: sw.config().ports[p].name.clone(),
@@ -153,7 +194,6 @@ pub fn switch_report(
             headroom_watermark_bytes: p.headroom_watermark * cell,
         })
         .collect();
-    let l = sw.ledger();
     SwitchReport {
         name: sw.config().name.clone(),
         ports,
@@ -165,16 +205,8 @@ pub fn switch_report(
             .collect(),
         lossless_drops: sw.lossless_drops(),
         ledger: LedgerReport {
-            received: l.received,
-            consumed: l.consumed,
-            dropped_on_receive: l.dropped_on_receive,
-            forwarded: l.forwarded,
-            copies: l.copies,
-            refused: l.refused,
-            queued: l.queued,
-            sent: l.sent,
-            dropped_from_queue: l.dropped_from_queue,
             still_queued: sw.queued_frames(),
+            ..sw.ledger().into()
         },
         fdb: sw.fdb().map(|f| FdbReport {
             learned_entries: f.learned_entries(end),
@@ -318,13 +350,8 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         throughput_bps: rx.throughput_bps(running.then_some(o.window.to)),
         window_rate_bps: rx.window_rate_bps(o.window.to),
         fct_ps: fct(o, i).map(Time::as_ps),
-        latency_ps: latency(rx),
-        dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(|rp| DcqcnFlowReport {
-            cnps: rp.cnps,
-            rate_bps: rp.rate_bps(),
-            target_bps: rp.target_bps(),
-            alpha: rp.alpha(),
-        }),
+        latency_ps: rx.into(),
+        dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(DcqcnFlowReport::from),
     }
 }
 

@@ -7,6 +7,18 @@ use crate::measure::{Samples, Window};
 use crate::report::json::{measure, switch_report};
 use crate::report::model::{KernelReport, Report, TapPortReport, TapReport, Totals};
 use lossless_buffer_model::Time;
+use lossless_sys::kernel::TapCounters;
+
+impl From<&TapCounters> for KernelReport {
+    fn from(k: &TapCounters) -> KernelReport {
+        KernelReport {
+            host_tx_packets: k.host_tx_packets,
+            host_tx_dropped: k.host_tx_dropped,
+            host_rx_packets: k.host_rx_packets,
+            host_rx_dropped: k.host_rx_dropped,
+        }
+    }
+}
 
 impl TapSwitch {
     /// The report (design §7; no flows or hosts in TAP mode) with its `tap` section.
@@ -34,12 +46,7 @@ impl TapSwitch {
                     written_frames: PortIoStats::get(&s.written_frames),
                     write_errors: PortIoStats::get(&s.write_errors),
                     write_overruns: PortIoStats::get(&s.write_overruns),
-                    kernel: p.kernel.map(|k| KernelReport {
-                        host_tx_packets: k.host_tx_packets,
-                        host_tx_dropped: k.host_tx_dropped,
-                        host_rx_packets: k.host_rx_packets,
-                        host_rx_dropped: k.host_rx_dropped,
-                    }),
+                    kernel: p.kernel.as_ref().map(KernelReport::from),
                 }
             })
             .collect();

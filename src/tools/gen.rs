@@ -169,14 +169,11 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
     };
     let flow = FlowTx::new(spec)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("frame: {e:?}")))?;
+    // It honours a pause of any priority at once (what the switch pauses is its business).
     let nic = NicConfig {
         pfc: PfcMode::Honor,
-        pfc_response: Time::ZERO,
-        rx_buffer: None,
         pfc_enable: 0xFF,
-        pause_quanta: defaults::PAUSE_QUANTA,
-        dcqcn: None,
-        cnp_priority: 0,
+        ..NicConfig::default()
     };
     let mut host = Host::new(cfg.iface.clone(), src_mac, cfg.link_speed, nic, vec![flow]);
     host.set_catch_up(CATCH_UP);

@@ -3,7 +3,6 @@
 //! resolved in [`super::profiles`]; a switch without `buffer` gets [`super::default_plan`].
 
 use super::profiles::{self, Profiles};
-use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{BufferRaw, Val};
 use crate::config::values::{line, list_or_none};
@@ -11,6 +10,7 @@ use crate::config::words::PoolMode;
 use lossless_buffer_model::mmu::{PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::{Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
+use lossless_pipeline::default_plan;
 use std::collections::BTreeMap;
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -63,7 +63,7 @@ pub fn resolve(
     let k = sw.at("buffer");
     let cell: Bytes = d
         .opt_unit(&b.value.cell, &k.at("cell"))?
-        .unwrap_or(defaults::CELL);
+        .unwrap_or(default_plan::CELL);
     if cell.get() < 64 || cell.get() > 65_536 {
         return d.error(
             b.value.cell.as_ref().and_then(line),
@@ -88,7 +88,7 @@ pub fn resolve(
         };
         let threshold = match modes[pool] {
             PoolMode::Static => Threshold::Static(pools[pool].size),
-            PoolMode::Dynamic => Threshold::Dynamic(defaults::LOSSY_DYNAMIC_TH),
+            PoolMode::Dynamic => Threshold::Dynamic(default_plan::LOSSY_DYNAMIC_TH),
         };
         Ok(ProfileSpec {
             pool,

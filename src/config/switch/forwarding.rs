@@ -1,7 +1,6 @@
 //! `forwarding:` of a switch: L2 (static FDB entries, learning limits and aging) or L3
 //! (routes to next hops or to groups of them).
 
-use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
 use crate::config::scenario::{HopAt, PendingMac};
 use crate::config::schema::{ForwardingRaw, GroupRaw, Val};
@@ -13,15 +12,6 @@ use lossless_pipeline::config::{
 };
 
 type Result<T> = std::result::Result<T, Diag>;
-
-/// L2 forwarding with nothing configured.
-pub fn default_l2() -> Forwarding {
-    Forwarding::L2 {
-        static_fdb: Vec::new(),
-        fdb_size: defaults::FDB_SIZE,
-        fdb_aging: defaults::FDB_AGING,
-    }
-}
 
 /// The forwarding of switch `sw` over its `ports`, and the next hops whose MAC is left to
 /// the cabling.
@@ -83,10 +73,10 @@ fn l2(d: &Diags, k: &Key, fw: &ForwardingRaw, ports: &[PortConfig]) -> Result<Fo
         fdb_size: fw
             .fdb_size
             .as_ref()
-            .map_or(defaults::FDB_SIZE, |v| v.value as usize),
+            .map_or(Forwarding::DEFAULT_FDB_SIZE, |v| v.value as usize),
         fdb_aging: d
             .opt_unit(&fw.fdb_aging, &k.at("fdb_aging"))?
-            .unwrap_or(defaults::FDB_AGING),
+            .unwrap_or(Forwarding::DEFAULT_FDB_AGING),
     })
 }
 
@@ -150,10 +140,10 @@ fn flowlet(d: &Diags, kk: &Key, g: &GroupRaw, mode: GroupMode) -> Result<Option<
     }
     let idle_time = d
         .opt_unit(&g.idle_time, &kk.at("idle_time"))?
-        .unwrap_or(defaults::FLOWLET_IDLE_TIME);
+        .unwrap_or(FlowletConfig::default().idle_time);
     let sampling_interval: Time = d
         .opt_unit(&g.sampling_interval, &kk.at("sampling_interval"))?
-        .unwrap_or(defaults::FLOWLET_SAMPLING_INTERVAL);
+        .unwrap_or(FlowletConfig::default().sampling_interval);
     if sampling_interval == Time::ZERO {
         return d.error(
             g.sampling_interval.as_ref().and_then(line),
@@ -162,7 +152,7 @@ fn flowlet(d: &Diags, kk: &Key, g: &GroupRaw, mode: GroupMode) -> Result<Option<
         );
     }
     let max_flows = match &g.max_flows {
-        None => defaults::FLOWLET_MAX_FLOWS,
+        None => FlowletConfig::default().max_flows,
         Some(v) if v.value >= 1 && v.value <= 1 << 20 => v.value as u32,
         Some(v) => {
             return d.error(
@@ -190,7 +180,7 @@ fn l3(
     for (gi, (name, g)) in fw.groups.iter().flatten().enumerate() {
         let kk = k.at("groups").at(name);
         let mode = match &g.value.mode {
-            None => defaults::GROUP_MODE,
+            None => GroupMode::default(),
             Some(m) => d.word::<GroupMode>(m, &kk.at("mode"))?,
         };
         if g.value.members.is_empty() {

@@ -15,7 +15,7 @@ use super::scenario::SwitchSpec;
 use super::schema::{QosRaw, SwitchRaw};
 use super::values::line;
 use lossless_buffer_model::{Length, Time};
-use lossless_pipeline::config::SwitchConfig;
+use lossless_pipeline::config::{Forwarding, SwitchConfig};
 
 /// What a switch-to-switch link says about one of this switch's ports: its index, and the
 /// link's cable or delay, which replace the port's own (headroom is sized for the real
@@ -58,7 +58,7 @@ pub fn resolve(
     }
     let pipeline_latency = d
         .opt_unit(&sw.pipeline_latency, &key.at("pipeline_latency"))?
-        .unwrap_or(defaults::PIPELINE_LATENCY);
+        .unwrap_or(SwitchConfig::DEFAULT_PIPELINE_LATENCY);
     let qos = qos::resolve(
         d,
         &key,
@@ -71,7 +71,7 @@ pub fn resolve(
     headroom::check(d, &key, &ports, &taps, &plan);
     let (forwarding, pending_macs) = match &sw.forwarding {
         Some(f) => forwarding::resolve(d, &key, f, &ports)?,
-        None => (forwarding::default_l2(), Vec::new()),
+        None => (Forwarding::default(), Vec::new()),
     };
     Ok(SwitchSpec {
         config: SwitchConfig {

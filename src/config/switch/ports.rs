@@ -2,7 +2,6 @@
 //! uniform ports or a list of `{name, tap, speed, cable, delay, mtu}` — resolved by one
 //! loop: the uniform form is first spelled out as a list.
 
-use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{PortsRaw, Scalar, Val};
 use crate::config::values::line;
@@ -93,10 +92,10 @@ pub fn resolve(
         }
         let speed: Rate = d
             .opt_unit(dr.speed, &dr.key.at("speed"))?
-            .unwrap_or(defaults::SPEED);
+            .unwrap_or(PortConfig::default().speed);
         let cable: Length = d
             .opt_unit(dr.cable, &dr.key.at("cable"))?
-            .unwrap_or(defaults::CABLE);
+            .unwrap_or(PortConfig::default().cable);
         let delay: Option<Time> = d.opt_unit(dr.delay, &dr.key.at("delay"))?;
         if dr.cable.is_some() && delay.is_some() {
             return d.error(dr.line, &dr.key, "give `cable` or `delay`, not both");
@@ -125,7 +124,7 @@ pub fn resolve(
 /// The largest frame, FCS included: 64–16383 bytes.
 fn mtu(d: &Diags, v: &Option<Val<Scalar>>, key: &Key) -> Result<u32> {
     let Some(v) = v else {
-        return Ok(defaults::MTU);
+        return Ok(PortConfig::default().mtu);
     };
     let b: Bytes = d.unit(v, key)?;
     if !(64..=16_383).contains(&b.get()) {

@@ -1,17 +1,16 @@
 //! `qos:` of a switch — classification maps, PFC, scheduler, WRED/ECN profiles and the PFC
 //! watchdog — with SONiC's names and defaults.
 
-use crate::config::defaults;
 use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{PfcwdRaw, QosRaw, Scalar, Val, WredRaw};
 use crate::config::values::{line, line_or, list_or_none};
 use crate::config::words::{EcnMode, SchedKind};
-use lossless_buffer_model::scheduler::Discipline;
+use lossless_buffer_model::scheduler::{Discipline, DEFAULT_DWRR_WEIGHT};
 use lossless_buffer_model::watchdog::WatchdogConfig;
-use lossless_buffer_model::wred::{ColorPolicy, Curve, WredProfile};
+use lossless_buffer_model::wred::{self, ColorPolicy, Curve, WredProfile};
 use lossless_buffer_model::{Bytes, Time, PRIORITIES};
 use lossless_pipeline::config::QosConfig;
-use lossless_pipeline::presets::{identity8, sonic_dscp_to_tc};
+use lossless_pipeline::config::{identity8, sonic_dscp_to_tc};
 use std::collections::BTreeMap;
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -21,7 +20,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
     let k = sw.at("qos");
     let trust = d
         .opt_word(&q.trust, &k.at("trust"))?
-        .unwrap_or(defaults::TRUST);
+        .unwrap_or(QosConfig::default().trust);
     let dscp_to_tc = dscp_map(d, &k.at("dscp_to_tc"), &q.dscp_to_tc)?;
     let map = |m: &Option<Val<BTreeMap<String, Val<i64>>>>, name: &str| -> Result<[u8; 8]> {
         match m {
@@ -37,7 +36,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
         None => None,
     };
     let pfc_enable = match &q.pfc_enable {
-        None => defaults::PFC_ENABLE,
+        None => QosConfig::default().pfc_enable,
         Some(list) => {
             let mut m = 0u8;
             for p in &list.value {
@@ -59,7 +58,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
         }
     };
     let pause_quanta = match &q.pause_quanta {
-        None => defaults::PAUSE_QUANTA,
+        None => QosConfig::default().pause_quanta,
         Some(v) if (1..=65_535).contains(&v.value) => v.value as u16,
         Some(v) => {
             return d.error(
@@ -71,7 +70,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
     };
     let pfc_response = d
         .opt_unit(&q.pfc_response, &k.at("pfc_response"))?
-        .unwrap_or(defaults::PFC_RESPONSE);
+        .unwrap_or(QosConfig::default().pfc_response);
     let scheduler = scheduler(d, &k.at("scheduler"), q)?;
     let mut profiles = BTreeMap::new();
     for (name, p) in q.wred_profiles.iter().flat_map(|w| &w.value) {
@@ -142,7 +141,7 @@ fn dscp_map(d: &Diags, k: &Key, m: &Option<Val<BTreeMap<String, Val<i64>>>>) -> 
 
 /// `scheduler: {range: {type, weight}}`: DWRR with equal weights unless told.
 fn scheduler(d: &Diags, k: &Key, q: &QosRaw) -> Result<[Discipline; PRIORITIES]> {
-    let mut out = [Discipline::Dwrr(defaults::DWRR_WEIGHT); PRIORITIES];
+    let mut out = QosConfig::default().scheduler;
     for (range, e) in q.scheduler.iter().flat_map(|s| &s.value) {
         let kk = k.at(range);
         let mask = d.range(range, line(e), &kk)?;
@@ -154,7 +153,7 @@ fn scheduler(d: &Diags, k: &Key, q: &QosRaw) -> Result<[Discipline; PRIORITIES]>
                 Discipline::Strict
             }
             SchedKind::Dwrr => match &e.value.weight {
-                None => Discipline::Dwrr(defaults::DWRR_WEIGHT),
+                None => Discipline::Dwrr(DEFAULT_DWRR_WEIGHT),
                 Some(w) => {
                     Discipline::Dwrr(d.int_in(w, &kk.at("weight"), 1, 100, "weight ")? as u32)
                 }
@@ -171,7 +170,7 @@ fn wred(d: &Diags, key: &Key, p: &Val<WredRaw>) -> Result<WredProfile> {
     let ecn: EcnMode = d.opt_word(&w.ecn, &key.at("ecn"))?.unwrap_or(EcnMode::None);
     let mark_at = d
         .opt_word(&w.mark_at, &key.at("mark_at"))?
-        .unwrap_or(defaults::MARK_AT);
+        .unwrap_or_default();
     let colour = |name: &str,
                   min: &Option<Val<Scalar>>,
                   max: &Option<Val<Scalar>>,
@@ -198,7 +197,7 @@ fn wred(d: &Diags, key: &Key, p: &Val<WredRaw>) -> Result<WredProfile> {
                     );
                 }
                 let max_probability = match prob {
-                    None => defaults::WRED_MAX_PROBABILITY,
+                    None => wred::DEFAULT_MAX_PROBABILITY,
                     Some(p) if (0..=100).contains(&p.value) => p.value as u8,
                     Some(p) => {
                         return d.error(line(p), &kprob, format!("{}% is outside 0–100", p.value))
@@ -260,16 +259,19 @@ fn pfcwd(d: &Diags, key: &Key, w: &Val<PfcwdRaw>) -> Result<WatchdogConfig> {
     let v = &w.value;
     let action = d
         .opt_word(&v.action, &key.at("action"))?
-        .unwrap_or(defaults::PFCWD_ACTION);
+        .unwrap_or(WatchdogConfig::default().action);
     let detection_time: Time = d
         .opt_unit(&v.detection_time, &key.at("detection_time"))?
-        .unwrap_or(defaults::PFCWD_DETECTION);
+        .unwrap_or(WatchdogConfig::default().detection_time);
     let restoration_time: Time = d
         .opt_unit(&v.restoration_time, &key.at("restoration_time"))?
-        .unwrap_or(defaults::PFCWD_RESTORATION);
+        .unwrap_or(WatchdogConfig::default().restoration_time);
     let polling_interval = d
         .opt_unit(&v.polling_interval, &key.at("polling_interval"))?
-        .unwrap_or(defaults::pfcwd_polling(detection_time, restoration_time));
+        .unwrap_or(WatchdogConfig::polling_for(
+            detection_time,
+            restoration_time,
+        ));
     if polling_interval == Time::ZERO || polling_interval > detection_time {
         return d.error(
             line_or(&v.polling_interval, w),

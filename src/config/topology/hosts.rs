@@ -64,13 +64,8 @@ pub fn resolve(
 /// sends CNPs on the class the switch gives their DSCP.
 fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result<NicConfig> {
     let mut out = NicConfig {
-        pfc: defaults::NIC_PFC,
-        pfc_response: defaults::PFC_RESPONSE,
-        rx_buffer: None,
         pfc_enable: qos.pfc_enable,
-        pause_quanta: defaults::PAUSE_QUANTA,
-        dcqcn: None,
-        cnp_priority: 0,
+        ..NicConfig::default()
     };
     let Some(n) = nic else { return Ok(out) };
     let n = &n.value;
@@ -81,10 +76,10 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
     }
     out.pfc = d
         .opt_word(&n.pfc, &k.at("pfc"))?
-        .unwrap_or(defaults::NIC_PFC);
+        .unwrap_or(NicConfig::default().pfc);
     out.pfc_response = d
         .opt_unit(&n.pfc_response, &k.at("pfc_response"))?
-        .unwrap_or(defaults::PFC_RESPONSE);
+        .unwrap_or(NicConfig::default().pfc_response);
     let size: Option<Bytes> = d.opt_unit(&n.rx_buffer, &k.at("rx_buffer"))?;
     let drain: Option<Rate> = d.opt_unit(&n.drain, &k.at("drain"))?;
     let xoff: Option<Bytes> = d.opt_unit(&n.pfc_xoff, &k.at("pfc_xoff"))?;
@@ -100,8 +95,8 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
             }
         }
         (Some(size), Some(drain)) => {
-            let xoff = xoff.unwrap_or(defaults::nic_pfc_xoff(size));
-            let xon = xon.unwrap_or(defaults::nic_pfc_xon(xoff));
+            let xoff = xoff.unwrap_or(RxBuffer::default_xoff(size));
+            let xon = xon.unwrap_or(RxBuffer::default_xon(xoff));
             if xoff > size {
                 return d.error(
                     n.pfc_xoff.as_ref().and_then(line),
@@ -143,7 +138,7 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
 
 /// DCQCN parameters, the paper's where not given.
 fn dcqcn(d: &Diags, k: &Key, r: &DcqcnRaw) -> Result<DcqcnParams> {
-    let mut p = DcqcnParams::paper();
+    let mut p = DcqcnParams::default();
     if let Some(g) = &r.g {
         if !(g.value > 0.0 && g.value <= 1.0) {
             return d.error(

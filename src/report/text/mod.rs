@@ -1,0 +1,85 @@
+//! The text summary of a run, rendered from the typed report ([`Report`]) the JSON is
+//! written from, so the two never disagree. Tables follow SONiC's `pfcstat`, `queuestat`
+//! and `watermarkstat`; rows that are all zero are left out; `lossless_drops` is always
+//! printed because it must be 0. PFC is counted in frames (one frame may carry several
+//! priorities); a drop is shown once, where it happened: at an ingress PG (its limit or
+//! headroom) or at an egress queue.
+//!
+//! * [`switch`]: one switch's tables; [`network`]: links, deadlocks, flows, hosts, the
+//!   engine's counters and the files written.
+
+mod network;
+mod switch;
+
+use super::model::Report;
+use lossless_buffer_model::Time;
+use std::fmt::Write;
+
+fn time(ps: u64) -> String {
+    Time(ps).to_string()
+}
+
+fn gbps(bps: f64) -> String {
+    format!("{:.3} Gb/s", bps / 1e9)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+/// Render the report.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    header(&mut o, r);
+    for sw in &r.switches {
+        switch::render(&mut o, sw);
+    }
+    network::links(&mut o, r);
+    network::deadlocks(&mut o, r);
+    network::flows(&mut o, r);
+    network::hosts(&mut o, r);
+    network::engine(&mut o, r);
+    network::outputs(&mut o, r);
+    o
+}
+
+fn header(o: &mut String, r: &Report) {
+    let sim_ps = r.sim_time_ps;
+    let wall = r.wall_time_s;
+    let hops = r.packet_hops.unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "{}: {} simulated in {:.2} s wall, {} events, {} packet-hops ({:.2} M packet-hops/s), seed {}",
+        r.name,
+        time(sim_ps),
+        wall,
+        r.events,
+        hops,
+        if wall > 0.0 { hops as f64 / wall / 1e6 } else { 0.0 },
+        r.seed
+    );
+    let (from, to) = (r.measure.from_ps, r.measure.to_ps);
+    let whole = from == 0 && to == sim_ps;
+    let _ = writeln!(
+        o,
+        "measured over {}–{}{}: throughput, utilisation, pause fractions, latency",
+        time(from),
+        time(to),
+        if whole { " (the whole run)" } else { "" }
+    );
+    let t = &r.totals;
+    let (tx, rx, fly) = (t.pfc_tx, t.pfc_rx, t.pfc_in_flight);
+    let mut pfc = format!("PFC frames tx {tx} rx {rx}");
+    if fly > 0 {
+        let _ = write!(pfc, ", {fly} in flight at the end");
+    }
+    let lost = tx.saturating_sub(rx + fly);
+    if lost > 0 {
+        let _ = write!(pfc, ", {lost} not acted on (see drops)");
+    }
+    let _ = writeln!(
+        o,
+        "totals: lossless_drops {}, drops {}, {pfc}, ECN marked {}\n",
+        t.lossless_drops, t.drops, t.ecn
+    );
+}

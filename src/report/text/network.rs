@@ -1,0 +1,203 @@
+//! The network around the switches: links with traffic, the deadlock indicator, flows,
+//! host NICs, the engine's own counters, and the files a run wrote.
+
+use super::{gbps, pct, time};
+use crate::report::model::Report;
+use std::fmt::Write;
+
+/// Links with traffic in the window, both directions (multi-switch scenarios).
+pub(super) fn links(o: &mut String, r: &Report) {
+    if r.switches.len() < 2 {
+        return;
+    }
+    let rows: Vec<String> = r
+        .links
+        .iter()
+        .filter(|l| l.a_to_b_utilization + l.b_to_a_utilization > 0.0)
+        .map(|l| {
+            format!(
+                "  {:<22} {:<22} {:>9} {:>9}",
+                l.a,
+                l.b,
+                pct(l.a_to_b_utilization),
+                pct(l.b_to_a_utilization)
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "Links with traffic (utilisation in the window)");
+    let _ = writeln!(o, "  {:<22} {:<22} {:>9} {:>9}", "a", "b", "a→b", "b→a");
+    for row in rows {
+        let _ = writeln!(o, "{row}");
+    }
+    let _ = writeln!(o);
+}
+
+/// The deadlock indicator: each cycle, when it formed, fired and cleared.
+pub(super) fn deadlocks(o: &mut String, r: &Report) {
+    let Some(d) = &r.deadlocks else {
+        return;
+    };
+    if d.found.is_empty() {
+        let _ = writeln!(
+            o,
+            "Deadlock indicator (cycles of paused queues standing {}): none\n",
+            time(d.deadlock_time_ps)
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "PFC DEADLOCK: a cycle of queues, each paused by the next, sent nothing for {}",
+        time(d.deadlock_time_ps)
+    );
+    for x in &d.found {
+        let cleared = x.cleared_ps.map_or("never cleared".to_string(), |t| {
+            format!("cleared {}", time(t))
+        });
+        let _ = writeln!(
+            o,
+            "  {} → (back to the first)\n    formed {}, detected {}, {}",
+            x.cycle.join(" → "),
+            time(x.formed_ps),
+            time(x.detected_ps),
+            cleared
+        );
+    }
+    if d.stopped_run {
+        let _ = writeln!(
+            o,
+            "  The run stopped here: it waits for idle, and no watchdog can break this cycle."
+        );
+    }
+    let _ = writeln!(o);
+}
+
+pub(super) fn flows(o: &mut String, r: &Report) {
+    if r.flows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "Flows (throughput and latency in the window; percentiles to 3 significant digits)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6} {:>7}",
+        "flow",
+        "src→dst",
+        "tx/pkts",
+        "rx/pkts",
+        "throughput",
+        "FCT",
+        "lat p50",
+        "p99",
+        "p99.9",
+        "max",
+        "CE",
+        "reord"
+    );
+    for f in &r.flows {
+        let l = &f.latency_ps;
+        let lat = |x: Option<u64>| x.map_or("-".to_string(), time);
+        let _ = writeln!(
+            o,
+            "  {:<14} {:<14} {:>10} {:>10} {:>16} {:>12} {:>10} {:>10} {:>10} {:>10} {:>6} {:>7}",
+            f.name,
+            format!("{}→{}", f.src, f.dst),
+            f.tx_packets,
+            f.rx_packets,
+            gbps(f.throughput_bps),
+            f.fct_ps.map_or("-".to_string(), time),
+            lat(l.p50),
+            lat(l.p99),
+            lat(l.p999),
+            lat(l.max),
+            f.ce_marked,
+            f.reordered
+        );
+    }
+}
+
+pub(super) fn hosts(o: &mut String, r: &Report) {
+    let hosts: Vec<String> = r
+        .hosts
+        .iter()
+        .filter(|h| h.paused_ps.iter().any(|x| *x > 0) || h.pfc.tx_frames > 0 || h.rx_drops > 0)
+        .map(|h| {
+            let paused: Vec<String> = (0..8)
+                .filter(|i| h.paused_ps[*i] > 0)
+                .map(|i| {
+                    format!(
+                        "prio {i} {} ({})",
+                        time(h.paused_ps[i]),
+                        pct(h.paused_fraction[i])
+                    )
+                })
+                .collect();
+            format!(
+                "  {:<12} paused: {}; PFC frames sent: {}; rx drops: {}",
+                h.name,
+                if paused.is_empty() {
+                    "-".into()
+                } else {
+                    paused.join(", ")
+                },
+                h.pfc.tx_frames,
+                h.rx_drops,
+            )
+        })
+        .collect();
+    if !hosts.is_empty() {
+        let _ = writeln!(o, "\nHosts");
+        for h in hosts {
+            let _ = writeln!(o, "{h}");
+        }
+    }
+}
+
+pub(super) fn engine(o: &mut String, r: &Report) {
+    let Some(e) = &r.engine else {
+        return;
+    };
+    let extra: Vec<String> = [
+        ("unconnected_drops", e.unconnected_drops),
+        ("link_down_drops", e.link_down_drops),
+        ("host_drops", e.host_drops),
+        ("misdelivered", e.misdelivered),
+        ("stalls", e.stalls),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{k} {n}"))
+    .collect();
+    if !extra.is_empty() {
+        let _ = writeln!(o, "\nEngine: {}", extra.join(", "));
+    }
+}
+
+/// Where each output file went.
+pub(super) fn outputs(o: &mut String, r: &Report) {
+    let Some(out) = &r.outputs else {
+        return;
+    };
+    let mut lines: Vec<String> = out
+        .pcap
+        .iter()
+        .map(|f| format!("  pcap: {}", f.display()))
+        .collect();
+    if let Some(c) = &out.timeseries {
+        lines.push(format!("  time series: {}", c.display()));
+    }
+    if let Some(c) = &out.pfc_log {
+        lines.push(format!("  PFC event log: {}", c.display()));
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(o, "\nOutputs");
+        for l in lines {
+            let _ = writeln!(o, "{l}");
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! One switch's tables: `pfcstat` (frames, XOFF/XON per priority, the Tx timeline, the
+//! watchdog's storms, paused time), utilisation, `queuestat`, PG watermarks, pools, the
+//! next-hop groups and the drops by reason.
+
+use super::{pct, time};
+use crate::report::model::{PortReport, SwitchReport};
+use std::fmt::Write;
+
+/// Render switch `sw`.
+pub(super) fn render(o: &mut String, sw: &SwitchReport) {
+    let _ = writeln!(
+        o,
+        "switch {}: lossless_drops {}",
+        sw.name, sw.lossless_drops
+    );
+    let ports = &sw.ports;
+    pfcstat(o, ports);
+    timeline(o, ports);
+    storms(o, ports);
+    paused(o, ports);
+    utilisation(o, ports);
+    queues(o, ports);
+    pgs(o, ports);
+    let pools: Vec<String> = sw
+        .pools
+        .iter()
+        .map(|p| {
+            let mut t = format!("{} {} of {}", p.name, p.watermark_bytes, p.size_bytes);
+            if p.headroom_size_bytes > 0 {
+                let _ = write!(
+                    t,
+                    " (headroom pool {} of {})",
+                    p.headroom_watermark_bytes, p.headroom_size_bytes
+                );
+            }
+            t
+        })
+        .collect();
+    let _ = writeln!(o, "  Pool watermarks (bytes): {}", pools.join(", "));
+    groups(o, sw);
+    if !sw.drops_by_reason.is_empty() {
+        let items: Vec<String> = sw
+            .drops_by_reason
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(o, "  Drops by reason: {}", items.join(", "));
+    }
+    let _ = writeln!(o);
+}
+
+/// Next-hop groups: each member's share of the group's bytes in the window, the balance,
+/// and the flowlet counters.
+fn groups(o: &mut String, sw: &SwitchReport) {
+    if sw.groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  Next-hop groups (share of bytes in the window; balance = busiest member / mean)"
+    );
+    for g in &sw.groups {
+        let total: u64 = g.members.iter().map(|m| m.window_bytes).sum();
+        let shares: Vec<String> = g
+            .members
+            .iter()
+            .map(|m| {
+                let x = if total > 0 {
+                    m.window_bytes as f64 / total as f64
+                } else {
+                    0.0
+                };
+                format!("{} {}", m.port, pct(x))
+            })
+            .collect();
+        let balance = g.balance.map_or("-".to_string(), |b| format!("{b:.2}"));
+        let mut line = format!(
+            "    {} ({}): {}; balance {balance}",
+            g.name,
+            g.mode,
+            shares.join(", ")
+        );
+        if g.mode == "flowlet" {
+            let _ = write!(
+                line,
+                "; flowlets {}, reassigned {}, table full {}",
+                g.flowlets, g.reassignments, g.table_full
+            );
+        }
+        let _ = writeln!(o, "{line}");
+    }
+}
+
+/// pfcstat: frames, then xoff/xon per priority, received and sent.
+fn pfcstat(o: &mut String, ports: &[PortReport]) {
+    for dir in ["Rx", "Tx"] {
+        let rows: Vec<_> = ports
+            .iter()
+            .filter_map(|p| {
+                let c = &p.pfc;
+                let (n, xoff, xon) = match dir {
+                    "Rx" => (c.rx_frames, &c.rx_xoff, &c.rx_xon),
+                    _ => (c.tx_frames, &c.tx_xoff, &c.tx_xon),
+                };
+                (n > 0).then_some((&p.port, n, xoff, xon))
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "  PFC {dir}: frames, then xoff/xon per priority");
+        let _ = writeln!(
+            o,
+            "    {:<12} {:>9} {}",
+            "Port",
+            "Frames",
+            (0..8)
+                .map(|i| format!("{:>13}", format!("PFC{i}")))
+                .collect::<String>()
+        );
+        for (port, n, a, b) in rows {
+            let _ = writeln!(
+                o,
+                "    {:<12} {:>9} {}",
+                port,
+                n,
+                (0..8)
+                    .map(|i| format!("{:>13}", format!("{}/{}", a[i], b[i])))
+                    .collect::<String>()
+            );
+        }
+    }
+}
+
+/// When each port first paused its peer, and last resumed it.
+fn timeline(o: &mut String, ports: &[PortReport]) {
+    let sent: Vec<String> = ports
+        .iter()
+        .flat_map(|p| {
+            (0..8).filter_map(move |i| {
+                let xoff = p.pfc.first_tx_xoff_ps[i]?;
+                let xon = p.pfc.last_tx_xon_ps[i]
+                    .filter(|x| *x >= xoff)
+                    .map_or("none".to_string(), time);
+                Some(format!(
+                    "    {:<12} prio {i}: first XOFF {}, last XON {}",
+                    p.port,
+                    time(xoff),
+                    xon
+                ))
+            })
+        })
+        .collect();
+    if !sent.is_empty() {
+        let _ = writeln!(
+            o,
+            "  PFC Tx timeline: when each port first paused its peer, and last resumed it"
+        );
+        for line in sent {
+            let _ = writeln!(o, "{line}");
+        }
+    }
+}
+
+/// The PFC watchdog's stormed queues.
+fn storms(o: &mut String, ports: &[PortReport]) {
+    let storms: Vec<String> = ports
+        .iter()
+        .flat_map(|p| {
+            p.pfcwd.iter().map(move |w| {
+                let restored = w
+                    .last_restored_ps
+                    .map_or("still stormed at the end".to_string(), |t| {
+                        format!("last restored {}", time(t))
+                    });
+                format!(
+                    "    {:<12} queue {}: {} storm(s), first detected {}, {}; {} restoration(s), {} frames dropped",
+                    p.port,
+                    w.queue,
+                    w.storms,
+                    w.first_storm_ps.map_or("-".to_string(), time),
+                    restored,
+                    w.restorations,
+                    w.dropped_packets,
+                )
+            })
+        })
+        .collect();
+    if !storms.is_empty() {
+        let _ = writeln!(o, "  PFC watchdog: stormed queues");
+        for line in storms {
+            let _ = writeln!(o, "{line}");
+        }
+    }
+}
+
+/// Time each port was paused by the PFC it received.
+fn paused(o: &mut String, ports: &[PortReport]) {
+    let paused: Vec<_> = ports
+        .iter()
+        .filter(|p| p.pfc.rx_pause_ps.iter().any(|x| *x > 0))
+        .collect();
+    if paused.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  Paused by received PFC: time in the run (fraction of the window)"
+    );
+    for p in paused {
+        let (a, f) = (&p.pfc.rx_pause_ps, &p.pfc.rx_pause_fraction);
+        let cells: Vec<String> = (0..8)
+            .filter(|i| a[*i] > 0)
+            .map(|i| format!("prio {i}: {} ({})", time(a[i]), pct(f[i])))
+            .collect();
+        let _ = writeln!(o, "    {:<12} {}", p.port, cells.join(", "));
+    }
+}
+
+fn utilisation(o: &mut String, ports: &[PortReport]) {
+    let busy: Vec<String> = ports
+        .iter()
+        .filter(|p| p.tx_utilization > 0.0)
+        .map(|p| format!("{} {}", p.port, pct(p.tx_utilization)))
+        .collect();
+    if !busy.is_empty() {
+        let _ = writeln!(o, "  Tx utilisation (window): {}", busy.join(", "));
+    }
+}
+
+/// queuestat: egress queues, with the drops that happened there.
+fn queues(o: &mut String, ports: &[PortReport]) {
+    let _ = writeln!(o, "  Egress queues (non-idle; drops at the queue)");
+    let _ = writeln!(
+        o,
+        "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
+        "Port", "TxQ", "Tx/pkts", "Tx/bytes", "Drop/pkts", "Drop/bytes", "ECN/pkts", "Watermark"
+    );
+    for p in ports {
+        for q in &p.queues {
+            if q.tx_packets + q.drop_packets + q.watermark_bytes == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                o,
+                "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
+                p.port,
+                format!("UC{}", q.queue),
+                q.tx_packets,
+                q.tx_bytes,
+                q.drop_packets,
+                q.drop_bytes,
+                q.ecn_marked,
+                q.watermark_bytes
+            );
+        }
+    }
+}
+
+/// watermarkstat for PGs, with the drops that happened at ingress.
+fn pgs(o: &mut String, ports: &[PortReport]) {
+    let rows: Vec<String> = ports
+        .iter()
+        .flat_map(|p| p.pgs.iter().map(move |g| (p, g)))
+        .filter(|(_, g)| g.shared_watermark_bytes + g.headroom_watermark_bytes + g.drop_packets > 0)
+        .map(|(p, g)| {
+            format!(
+                "    {:<12} {:>4} {:>16} {:>18} {:>10}",
+                p.port,
+                format!("PG{}", g.pg),
+                g.shared_watermark_bytes,
+                g.headroom_watermark_bytes,
+                g.drop_packets
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "  Ingress PGs (watermarks; drops at ingress)");
+    let _ = writeln!(
+        o,
+        "    {:<12} {:>4} {:>16} {:>18} {:>10}",
+        "Port", "PG", "Shared/bytes", "Headroom/bytes", "Drop/pkts"
+    );
+    for row in rows {
+        let _ = writeln!(o, "{row}");
+    }
+}
