@@ -4,6 +4,8 @@
 //! command-line tool. The switch itself lives in `lossless-pipeline` and
 //! `lossless-buffer-model`; this package is where files are read.
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod cable;
 pub mod cli;

@@ -1,6 +1,6 @@
 //! PFC timing through the CLI: a port told to pause does not start frames, for exactly as
-//! long as it was told, with a response delay as well as without (design §4). Expected
-//! values are derived in the comments from physics.md.
+//! long as it was told, with a response delay as well as without (docs/physics.md, "Pause quanta"). Expected
+//! values are derived in the comments from docs/physics.md.
 
 mod common;
 

@@ -261,7 +261,7 @@ fn small_frames(xoff: &str) -> String {
 #[test]
 fn check_warns_when_headroom_cells_cannot_hold_small_frames_and_says_which_minimum_applies() {
     // 32 KiB holds 128 cells; after XOFF up to 325 frames of 64 bytes may arrive at 100G
-    // over 2 m with the IEEE response, one 256-byte cell each (physics.md; see
+    // over 2 m with the IEEE response, one 256-byte cell each (docs/physics.md; see
     // buffer-model's headroom tests for the sum).
     let s = scenario("small32.yaml", &small_frames("32KiB"));
     let o = lossless(&["check", s.to_str().unwrap()]);

@@ -1,4 +1,4 @@
-//! `lossless run` against expectations derived on paper (physics.md), through the CLI and
+//! `lossless run` against expectations derived on paper (docs/physics.md), through the CLI and
 //! the JSON contract.
 
 mod common;

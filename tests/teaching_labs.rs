@@ -1,5 +1,5 @@
 //! The teaching labs with guides (docs/labs/*.md): each test asserts the guide's answers,
-//! derived on paper from physics.md, through `lossless run --sweep` and its JSON.
+//! derived on paper from docs/physics.md, through `lossless run --sweep` and its JSON.
 
 mod common;
 
@@ -61,7 +61,7 @@ fn frames_after_xoff(frame: f64, cable_m: f64) -> (u64, u64) {
 
 #[test]
 fn headroom_sizing_drops_begin_where_the_formula_says() {
-    // Bytes (physics.md): 1518 + 1538 + 84 + 2·C·t_prop + C·t_resp + 1538, C·t_prop =
+    // Bytes (docs/physics.md, "Headroom"): 1518 + 1538 + 84 + 2·C·t_prop + C·t_resp + 1538, C·t_prop =
     // 62.5 B per metre; the first 20 m step past 64 KiB.
     let need = |l: f64| 1518.0 + 1538.0 + 84.0 + 125.0 * l + 12.5 * RESPONSE_NS + 1538.0;
     let cables: Vec<u64> = (0..=20).map(|k| k * 20).collect();

@@ -1,5 +1,5 @@
 //! How much PFC headroom a lossless PG needs: everything that can still arrive after the
-//! XOFF decision (physics.md, "Headroom").
+//! XOFF decision (docs/physics.md, "Headroom").
 //!
 //! ```text
 //! H_min = MTU            the frame that crossed the limit, admitted whole

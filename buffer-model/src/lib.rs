@@ -12,6 +12,8 @@
 //! * [`scheduler`]: strict priority + DWRR.
 //! * [`watchdog`]: PFC storm detection and restoration.
 
+#![forbid(unsafe_code)]
+
 pub mod headroom;
 pub mod mmu;
 pub mod named;

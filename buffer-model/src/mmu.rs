@@ -1,7 +1,7 @@
 //! The memory manager (MMU): shared-buffer accounting in cells per ingress (port, PG) and
 //! egress (port, queue), with reserved space, dynamic or static thresholds and PFC headroom.
 //!
-//! Admission (design §4): a packet first uses its PG's reservation, then the pool's shared
+//! Admission (docs/architecture.md, "Traffic manager"): a packet first uses its PG's reservation, then the pool's shared
 //! space while the PG's shared use `x` after admission satisfies `x ≤ α·(S − X)` (`X` the
 //! pool's shared use after admission) or `x ≤ static_th`. On a lossless PG the packet that
 //! would cross the limit turns XOFF on and is stored in headroom, as are all later packets

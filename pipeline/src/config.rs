@@ -329,9 +329,9 @@ pub struct SwitchConfig {
     pub cell: Bytes,
     /// Pools.
     pub pools: Vec<PoolSpec>,
-    /// Profile of each (port, PG), index `port * 8 + pg`.
+    /// Profile of each (port, PG), port by port ([`SwitchConfig::pg_profile`]).
     pub pg_profiles: Vec<ProfileSpec>,
-    /// Profile of each (port, queue), index `port * 8 + queue`.
+    /// Profile of each (port, queue), port by port ([`SwitchConfig::queue_profile`]).
     pub queue_profiles: Vec<ProfileSpec>,
     /// QoS maps, PFC, scheduler, WRED, watchdog.
     pub qos: QosConfig,
@@ -365,6 +365,16 @@ impl SwitchConfig {
             forwarding: Forwarding::default(),
             seed: Self::DEFAULT_SEED,
         }
+    }
+
+    /// The buffer profile of ingress PG `pg` of `port`.
+    pub fn pg_profile(&self, port: usize, pg: usize) -> &ProfileSpec {
+        &self.pg_profiles[port * PRIORITIES + pg]
+    }
+
+    /// The buffer profile of egress queue `queue` of `port`.
+    pub fn queue_profile(&self, port: usize, queue: usize) -> &ProfileSpec {
+        &self.queue_profiles[port * PRIORITIES + queue]
     }
 
     /// `n` default ports at `speed`, named `Ethernet0…`, MACs from [`DEFAULT_MAC`].

@@ -1,5 +1,5 @@
 //! The built-in Tomahawk-like buffer plan of a switch whose configuration gives none
-//! (design §6): 256-byte cells, lossless and lossy pools seen from ingress and egress,
+//! (docs/scenario.md, `buffer`): 256-byte cells, lossless and lossy pools seen from ingress and egress,
 //! lossless PGs (one per PFC priority's PG) with the larger computed minimum headroom and
 //! an XON offset of two MTUs, lossy PGs and queues elsewhere. Its numbers are written here
 //! once; `lossless check --defaults` prints them from here.

@@ -19,6 +19,8 @@
 //! * [`node`]: the interface every engine drives a switch or host through.
 //! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time.
 
+#![forbid(unsafe_code)]
+
 pub mod config;
 pub mod counters;
 pub mod default_plan;

@@ -1,5 +1,5 @@
 //! The one interface every engine drives a network node through — a switch or a host NIC —
-//! with explicit time (design §2): frames in with [`Node::receive`], everything due out
+//! with explicit time (docs/architecture.md, "The core"): frames in with [`Node::receive`], everything due out
 //! with [`Node::poll_due`], and when to come back with [`Node::poll_timeout`]. The
 //! virtual-time simulator, the TAP engine, `lossless gen` and the pipeline bench all call
 //! exactly these, so each measures and exercises the same path.

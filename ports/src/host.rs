@@ -9,9 +9,10 @@
 //! NIC sends XOFF when the buffer passes `pfc_xoff` and XON below `pfc_xon` (a slow
 //! receiver); past the buffer, frames are dropped and counted.
 
-use crate::dcqcn::{DcqcnParams, NotificationPoint, ReactionPoint};
+use crate::dcqcn::{NotificationPoint, ReactionPoint};
 use crate::flow::{FlowRx, FlowTx};
-use lossless_buffer_model::{Bytes, Rate, Time};
+pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
+use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::parser::{parse, MacControl, L3};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{self, BTH_LEN, CNP_LEN, OPCODE_CNP, ROCEV2_PORT};
@@ -20,84 +21,6 @@ use std::collections::VecDeque;
 
 /// Spare frame buffers a NIC keeps for reuse.
 const SPARE_BUFFERS: usize = 64;
-
-/// Whether the NIC obeys PFC frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PfcMode {
-    /// Stop starting frames of a paused priority (an RDMA NIC).
-    Honor,
-    /// Ignore PFC (a plain Linux host, a test port).
-    Ignore,
-}
-
-impl lossless_buffer_model::Named for PfcMode {
-    const WORDS: &'static [(&'static str, PfcMode)] = &[
-        ("honor", PfcMode::Honor),
-        ("honour", PfcMode::Honor),
-        ("ignore", PfcMode::Ignore),
-    ];
-}
-
-/// A bounded receive buffer drained at a fixed rate (a slow receiver).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RxBuffer {
-    /// Buffer size; frames beyond it are dropped.
-    pub size: Bytes,
-    /// Drain rate of the host's software.
-    pub drain: Rate,
-    /// Send XOFF when the buffer holds more than this.
-    pub xoff: Bytes,
-    /// Send XON when it holds less than this.
-    pub xon: Bytes,
-}
-
-impl RxBuffer {
-    /// The XOFF level of a buffer of `size` whose file gives none: half of it.
-    pub fn default_xoff(size: Bytes) -> Bytes {
-        Bytes(size.get() / 2)
-    }
-
-    /// The XON level below an XOFF level of `xoff` whose file gives none: half of it.
-    pub fn default_xon(xoff: Bytes) -> Bytes {
-        Bytes(xoff.get() / 2)
-    }
-}
-
-/// NIC settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NicConfig {
-    /// PFC honoured or ignored.
-    pub pfc: PfcMode,
-    /// How long after a PFC frame arrives the NIC may still start frames.
-    pub pfc_response: Time,
-    /// Optional bounded receive buffer (None: unlimited, frames consumed at once).
-    pub rx_buffer: Option<RxBuffer>,
-    /// Priorities the NIC pauses (its own XOFF) and honours pauses for.
-    pub pfc_enable: u8,
-    /// Quanta carried by the NIC's XOFF frames.
-    pub pause_quanta: u16,
-    /// DCQCN: rate control of the NIC's RoCEv2 flows (reaction point) and CNPs for the
-    /// CE-marked RoCEv2 frames it receives (notification point). None: neither.
-    pub dcqcn: Option<DcqcnParams>,
-    /// Priority the NIC sends CNPs on (the class its switch gives their DSCP).
-    pub cnp_priority: u8,
-}
-
-impl Default for NicConfig {
-    /// An RDMA NIC: honours PFC at once on priorities 3 and 4 (SONiC's lossless ones), no
-    /// receive limit (frames consumed as they arrive), XOFF of 0xFFFF quanta, no DCQCN.
-    fn default() -> Self {
-        NicConfig {
-            pfc: PfcMode::Honor,
-            pfc_response: Time::ZERO,
-            rx_buffer: None,
-            pfc_enable: (1 << 3) | (1 << 4),
-            pause_quanta: 0xFFFF,
-            dcqcn: None,
-            cnp_priority: 0,
-        }
-    }
-}
 
 /// What a received frame was.
 #[derive(Debug)]

@@ -6,9 +6,12 @@
 //! * [`flow`]: traffic generators (greedy, CBR, on/off; UDP or RoCEv2) and receivers
 //!   (bytes, reordering, latency histograms).
 //! * [`host`]: a host NIC that honours (or ignores) PFC and can send it from a bounded
-//!   receive buffer.
+//!   receive buffer; [`nic`]: its settings.
 //! * [`dcqcn`]: DCQCN's reaction point (rate machine) and notification point (CNPs).
+
+#![forbid(unsafe_code)]
 
 pub mod dcqcn;
 pub mod flow;
 pub mod host;
+pub mod nic;

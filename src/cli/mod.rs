@@ -40,7 +40,7 @@ enum Command {
     Check(check::CheckArgs),
     /// Run a scenario in deterministic virtual time and report what happened.
     ///
-    /// Hosts, flows and events come from the file (design §6). The same file and seed give
+    /// Hosts, flows and events come from the file (docs/scenario.md). The same file and seed give
     /// byte-identical JSON (except wall_time_s and output paths) and pcap. The text report
     /// shows PFC counters (in frames), queue and PG counters (each drop once, where it
     /// happened), watermarks and per-flow throughput, FCT and latency; lossless_drops is

@@ -42,6 +42,18 @@ pub struct SwitchSpec {
     pub pending_macs: Vec<PendingMac>,
 }
 
+impl SwitchSpec {
+    /// The profile name of ingress PG `pg` of `port`.
+    pub fn pg_profile_name(&self, port: usize, pg: usize) -> &str {
+        &self.pg_profile_names[port * lossless_buffer_model::PRIORITIES + pg]
+    }
+
+    /// The profile name of egress queue `queue` of `port`.
+    pub fn queue_profile_name(&self, port: usize, queue: usize) -> &str {
+        &self.queue_profile_names[port * lossless_buffer_model::PRIORITIES + queue]
+    }
+}
+
 /// Where a next hop sits in a switch's L3 forwarding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HopAt {
@@ -146,17 +158,29 @@ pub enum Target {
     Host(usize),
 }
 
-/// What a scheduled event does.
+/// What a scheduled event does, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// Enable or disable the transmitter.
-    Tx(bool),
-    /// Bring the link up or down (both ends).
-    Link(bool),
-    /// Deliver a frame (bytes held, declared length) as if received.
-    Inject(Vec<u8>, u32),
-    /// A host's software drains its receive buffer at this rate from now on (0: stuck).
-    Drain(Rate),
+    /// Enable (true) or disable the transmitter of a switch port or a host NIC.
+    Tx(Target, bool),
+    /// Bring the link at a switch port or a host up (true) or down: both ends.
+    Link(Target, bool),
+    /// Deliver a frame (bytes held, declared length) to a switch port as if received.
+    Inject(PortRef, Vec<u8>, u32),
+    /// Host `usize`'s software drains its receive buffer at this rate from now on (0: it
+    /// stopped reading).
+    Drain(usize, Rate),
+}
+
+impl Action {
+    /// The switch port or host the event acts on.
+    pub fn target(&self) -> Target {
+        match *self {
+            Action::Tx(t, _) | Action::Link(t, _) => t,
+            Action::Inject(p, ..) => Target::Switch(p),
+            Action::Drain(h, _) => Target::Host(h),
+        }
+    }
 }
 
 /// A scheduled event.
@@ -164,9 +188,7 @@ pub enum Action {
 pub struct EventSpec {
     /// When.
     pub at: Time,
-    /// Where.
-    pub target: Target,
-    /// What.
+    /// What, and where.
     pub action: Action,
 }
 

@@ -1,4 +1,4 @@
-//! What a run reports: the report as data ([`model`], design §7), filled from the models
+//! What a run reports: the report as data ([`model`], the JSON contract), filled from the models
 //! ([`json`]), rendered as text ([`text`]) and as figures ([`plot`] for a run,
 //! [`sweep_plot`] for a sweep); and the `check` plan ([`plan`]) and the progress bar
 //! ([`progress`]).

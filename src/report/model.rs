@@ -1,4 +1,4 @@
-//! The report of a run as data: the keys of design §7 (a contract — tests and users read
+//! The report of a run as data: the keys of docs/architecture.md, "Configuration and reports" (a contract — tests and users read
 //! them; keys may be added, none renamed) plus the additions each engine makes. Both
 //! engines fill these structs (`json.rs` fills the parts they share), and the text
 //! report is rendered from the JSON so the two never disagree.

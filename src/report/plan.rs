@@ -48,8 +48,25 @@ fn threshold_text(t: Threshold) -> String {
 
 /// Render the plan of one switch.
 pub fn render(spec: &SwitchSpec) -> String {
-    let c = &spec.config;
     let mut o = String::new();
+    header(&mut o, spec);
+    for members in port_groups(spec) {
+        let first = members[0];
+        let taps: Vec<_> = members
+            .iter()
+            .filter_map(|i| spec.taps[*i].clone())
+            .collect();
+        port_line(&mut o, spec, &members, &taps);
+        let need = headroom(&mut o, spec, first, !taps.is_empty());
+        pg_table(&mut o, spec, first, &need);
+        queue_table(&mut o, spec, first);
+    }
+    o
+}
+
+/// The switch, its QoS and its pools.
+fn header(o: &mut String, spec: &SwitchSpec) {
+    let c = &spec.config;
     let fwd = match &c.forwarding {
         Forwarding::L2 {
             static_fdb,
@@ -120,189 +137,227 @@ pub fn render(spec: &SwitchSpec) -> String {
         };
         let _ = writeln!(o, "    {:<24} {kind:<8} shared {}{shp}", p.name, p.size);
     }
-    // Group ports with the same physics.
+}
+
+/// Ports of the same speed, propagation and MTU, in order of their first member.
+fn port_groups(spec: &SwitchSpec) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Vec<usize>, (u64, u64, u32))> = Vec::new();
-    for (i, p) in c.ports.iter().enumerate() {
+    for (i, p) in spec.config.ports.iter().enumerate() {
         let key = (p.speed.bps(), p.propagation().as_ps(), p.mtu);
         match groups.iter_mut().find(|(_, k)| *k == key) {
             Some((v, _)) => v.push(i),
             None => groups.push((vec![i], key)),
         }
     }
-    for (members, _) in &groups {
-        let first = members[0];
-        let port = &c.ports[first];
-        let names = if members.len() == 1 {
-            port.name.clone()
-        } else {
-            format!(
-                "{} (and {} more: {})",
-                port.name,
-                members.len() - 1,
-                members[1..]
-                    .iter()
-                    .map(|i| c.ports[*i].name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        let taps: Vec<_> = members
-            .iter()
-            .filter_map(|i| spec.taps[*i].clone())
-            .collect();
-        let _ = writeln!(
-            o,
-            "  port {names}: {}, {} one way ({}), MTU {}{}",
-            port.speed,
-            port.propagation(),
-            match port.delay {
-                Some(d) => format!("delay {d}"),
-                None => format!("cable {}", port.cable),
-            },
-            port.mtu,
-            if taps.is_empty() {
-                String::new()
-            } else {
-                format!(", TAP {}", taps.join(", "))
-            }
-        );
-        let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, c.cell);
-        let b = need.budget;
-        // What a lossless PG's headroom must hold on these ports, in cells, and why.
-        let (min_cells, min_why) = if taps.is_empty() {
-            let quanta = ieee_response_quanta(port.speed);
-            let _ = writeln!(o, "    minimum headroom for {}-byte frames: {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}; {} cells",
-                port.mtu, human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight, need.mtu_cells);
-            let _ = writeln!(
-                o,
-                "    minimum headroom for {}-byte frames (one cell of {} or more each): {} cells = {}",
-                need.frame,
-                c.cell,
-                need.frame_cells,
-                human(need.frame_cells * c.cell.get())
-            );
-            let which = if need.small_frames_apply() {
-                need.frame
-            } else {
-                port.mtu
-            };
-            let _ = writeln!(
-                o,
-                "    applies: the larger, {} cells = {} ({which}-byte frames)",
-                need.cells(),
-                human(need.bytes().get()),
-            );
-            let _ = writeln!(
-                o,
-                "    SONiC formula (worst-case cell occupancy): {}",
-                human(sonic_xoff(port.speed, port.propagation(), port.mtu, c.cell).get())
-            );
-            (
-                need.frame_cells,
-                format!("{}-byte-frame minimum of", need.frame),
-            )
-        } else {
-            let (cells, frame) = crate::cable::worst_cells(port.mtu, c.cell);
-            let _ = writeln!(
-                o,
-                "    TAP cable: kernel ring {} frames + read queue {} + {} frames in hand; minimum headroom {cells} cells = {} (as {frame}-byte frames)",
-                crate::cable::RING_FRAMES,
-                lossless_buffer_model::Bytes(crate::cable::READ_QUEUE_BYTES as u64),
-                crate::cable::FRAMES_IN_HAND,
-                human(cells * c.cell.get())
-            );
-            (cells, "TAP cable's".to_string())
-        };
-        let _ = writeln!(
-            o,
-            "    {:<3} {:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  kind",
-            "PG",
-            "prio",
-            "profile",
-            "pool",
-            "reserved",
-            "limit@empty",
-            "XOFF at",
-            "XON at",
-            "headroom",
-        );
-        for pg in 0..PRIORITIES {
-            let i = first * PRIORITIES + pg;
-            let p = &c.pg_profiles[i];
-            let pool = &c.pools[p.pool];
-            let (limit, xoff_at) = limits(p, pool.size.get());
-            let prios: String = (0..8)
-                .filter(|t| q.tc_to_pg[*t] == pg as u8)
-                .map(|t| t.to_string())
+    groups.into_iter().map(|(m, _)| m).collect()
+}
+
+/// The group's ports and their physics.
+fn port_line(o: &mut String, spec: &SwitchSpec, members: &[usize], taps: &[String]) {
+    let c = &spec.config;
+    let port = &c.ports[members[0]];
+    let names = if members.len() == 1 {
+        port.name.clone()
+    } else {
+        format!(
+            "{} (and {} more: {})",
+            port.name,
+            members.len() - 1,
+            members[1..]
+                .iter()
+                .map(|i| c.ports[*i].name.as_str())
                 .collect::<Vec<_>>()
-                .join(",");
-            let (xoff_s, xon_s, hr_s, status) = match p.headroom {
-                Some(h) => {
-                    let xon = h.xon.get().max(xoff_at.saturating_sub(h.xon_offset.get()));
-                    let hr = if pool.xoff.get() > 0 {
-                        format!("{} +SHP", h.xoff)
-                    } else {
-                        h.xoff.to_string()
-                    };
-                    let status = if taps.is_empty() && h.xoff < b.total() {
-                        format!(
-                            "LOW: below the {}-byte-frame minimum {}",
-                            port.mtu,
-                            human(b.total().get())
-                        )
-                    } else if h.xoff.cells(c.cell) < min_cells {
-                        format!(
-                            "LOW: {} cells, below the {min_why} {min_cells}",
-                            h.xoff.cells(c.cell),
-                        )
-                    } else {
-                        "lossless".into()
-                    };
-                    (human(xoff_at), human(xon), hr, status)
-                }
-                None => ("-".into(), "-".into(), "-".into(), "lossy".into()),
-            };
-            let _ = writeln!(o, "    {pg:<3} {prios:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  {status} ({})",
-                spec.pg_profile_names[i], pool.name, human(p.reserved.get()), human(limit), xoff_s, xon_s, hr_s, threshold_text(p.threshold));
+                .join(", ")
+        )
+    };
+    let _ = writeln!(
+        o,
+        "  port {names}: {}, {} one way ({}), MTU {}{}",
+        port.speed,
+        port.propagation(),
+        match port.delay {
+            Some(d) => format!("delay {d}"),
+            None => format!("cable {}", port.cable),
+        },
+        port.mtu,
+        if taps.is_empty() {
+            String::new()
+        } else {
+            format!(", TAP {}", taps.join(", "))
         }
+    );
+}
+
+/// What a lossless PG's headroom must hold on a port, in cells, and why.
+struct Need {
+    /// The byte budget of MTU frames (the physics formula).
+    budget: lossless_buffer_model::Bytes,
+    /// On a TAP port: no byte budget, only the cable's cells.
+    tap: bool,
+    /// The minimum in cells that applies.
+    min_cells: u64,
+    /// Which minimum it is, for the LOW warning.
+    why: String,
+}
+
+/// The minimum headroom of port `first`'s group (printed), for the PG table's verdicts.
+fn headroom(o: &mut String, spec: &SwitchSpec, first: usize, tap: bool) -> Need {
+    let c = &spec.config;
+    let port = &c.ports[first];
+    let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, c.cell);
+    let b = need.budget;
+    if tap {
+        let (cells, frame) = crate::cable::worst_cells(port.mtu, c.cell);
         let _ = writeln!(
             o,
-            "    {:<3} {:<22} {:<22} {:>9} {:>12}  {:<12} WRED/ECN",
-            "Q", "profile", "pool", "reserved", "limit@empty", "scheduler"
+            "    TAP cable: kernel ring {} frames + read queue {} + {} frames in hand; minimum headroom {cells} cells = {} (as {frame}-byte frames)",
+            crate::cable::RING_FRAMES,
+            lossless_buffer_model::Bytes(crate::cable::READ_QUEUE_BYTES as u64),
+            crate::cable::FRAMES_IN_HAND,
+            human(cells * c.cell.get())
         );
-        for qi in 0..PRIORITIES {
-            let i = first * PRIORITIES + qi;
-            let p = &c.queue_profiles[i];
-            let pool = &c.pools[p.pool];
-            let (limit, _) = limits(p, pool.size.get());
-            let sched = match q.scheduler[qi] {
-                Discipline::Strict => "strict".to_string(),
-                Discipline::Dwrr(w) => format!("dwrr w={w}"),
-            };
-            let wred = q.queue_wred[qi].map_or("-".to_string(), |w| {
-                let g = w.colors[0];
-                match g.curve {
-                    Some(cv) => format!(
-                        "green {}–{} {}%{}{}",
-                        cv.min,
-                        cv.max,
-                        cv.max_probability,
-                        if g.ecn { " ECN" } else { "" },
-                        if g.wred { " drop" } else { "" }
-                    ),
-                    None => "no green curve".into(),
-                }
-            });
-            let _ = writeln!(
-                o,
-                "    {qi:<3} {:<22} {:<22} {:>9} {:>12}  {sched:<12} {wred} ({})",
-                spec.queue_profile_names[i],
-                pool.name,
-                human(p.reserved.get()),
-                human(limit),
-                threshold_text(p.threshold)
-            );
-        }
+        return Need {
+            budget: b.total(),
+            tap,
+            min_cells: cells,
+            why: "TAP cable's".to_string(),
+        };
     }
-    o
+    let quanta = ieee_response_quanta(port.speed);
+    let _ = writeln!(o, "    minimum headroom for {}-byte frames: {} = frame {} + own frame in flight {} + PFC frame {} + cable round trip {} + peer response {} ({quanta} quanta) + peer frame {}; {} cells",
+        port.mtu, human(b.total().get()), b.crossing_frame, b.own_frame_in_flight, b.pfc_frame, b.cable_round_trip, b.peer_response, b.peer_frame_in_flight, need.mtu_cells);
+    let _ = writeln!(
+        o,
+        "    minimum headroom for {}-byte frames (one cell of {} or more each): {} cells = {}",
+        need.frame,
+        c.cell,
+        need.frame_cells,
+        human(need.frame_cells * c.cell.get())
+    );
+    let which = if need.small_frames_apply() {
+        need.frame
+    } else {
+        port.mtu
+    };
+    let _ = writeln!(
+        o,
+        "    applies: the larger, {} cells = {} ({which}-byte frames)",
+        need.cells(),
+        human(need.bytes().get()),
+    );
+    let _ = writeln!(
+        o,
+        "    SONiC formula (worst-case cell occupancy): {}",
+        human(sonic_xoff(port.speed, port.propagation(), port.mtu, c.cell).get())
+    );
+    Need {
+        budget: b.total(),
+        tap,
+        min_cells: need.frame_cells,
+        why: format!("{}-byte-frame minimum of", need.frame),
+    }
+}
+
+/// The PGs of port `first`: profile, pool, limits, XOFF and XON points, headroom, verdict.
+fn pg_table(o: &mut String, spec: &SwitchSpec, first: usize, need: &Need) {
+    let c = &spec.config;
+    let (q, port) = (&c.qos, &c.ports[first]);
+    let _ = writeln!(
+        o,
+        "    {:<3} {:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  kind",
+        "PG", "prio", "profile", "pool", "reserved", "limit@empty", "XOFF at", "XON at", "headroom",
+    );
+    for pg in 0..PRIORITIES {
+        let p = c.pg_profile(first, pg);
+        let pool = &c.pools[p.pool];
+        let (limit, xoff_at) = limits(p, pool.size.get());
+        let prios: String = (0..8)
+            .filter(|t| q.tc_to_pg[*t] == pg as u8)
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let (xoff_s, xon_s, hr_s, status) = match p.headroom {
+            Some(h) => {
+                let xon = h.xon.get().max(xoff_at.saturating_sub(h.xon_offset.get()));
+                let hr = if pool.xoff.get() > 0 {
+                    format!("{} +SHP", h.xoff)
+                } else {
+                    h.xoff.to_string()
+                };
+                let status = if !need.tap && h.xoff < need.budget {
+                    format!(
+                        "LOW: below the {}-byte-frame minimum {}",
+                        port.mtu,
+                        human(need.budget.get())
+                    )
+                } else if h.xoff.cells(c.cell) < need.min_cells {
+                    format!(
+                        "LOW: {} cells, below the {} {}",
+                        h.xoff.cells(c.cell),
+                        need.why,
+                        need.min_cells
+                    )
+                } else {
+                    "lossless".into()
+                };
+                (human(xoff_at), human(xon), hr, status)
+            }
+            None => ("-".into(), "-".into(), "-".into(), "lossy".into()),
+        };
+        let _ = writeln!(
+            o,
+            "    {pg:<3} {prios:<5} {:<22} {:<22} {:>9} {:>12} {:>10} {:>10} {:>10}  {status} ({})",
+            spec.pg_profile_name(first, pg),
+            pool.name,
+            human(p.reserved.get()),
+            human(limit),
+            xoff_s,
+            xon_s,
+            hr_s,
+            threshold_text(p.threshold)
+        );
+    }
+}
+
+/// The queues of port `first`: profile, pool, limit, scheduler, WRED/ECN.
+fn queue_table(o: &mut String, spec: &SwitchSpec, first: usize) {
+    let c = &spec.config;
+    let q = &c.qos;
+    let _ = writeln!(
+        o,
+        "    {:<3} {:<22} {:<22} {:>9} {:>12}  {:<12} WRED/ECN",
+        "Q", "profile", "pool", "reserved", "limit@empty", "scheduler"
+    );
+    for qi in 0..PRIORITIES {
+        let p = c.queue_profile(first, qi);
+        let pool = &c.pools[p.pool];
+        let (limit, _) = limits(p, pool.size.get());
+        let sched = match q.scheduler[qi] {
+            Discipline::Strict => "strict".to_string(),
+            Discipline::Dwrr(w) => format!("dwrr w={w}"),
+        };
+        let wred = q.queue_wred[qi].map_or("-".to_string(), |w| {
+            let g = w.colors[0];
+            match g.curve {
+                Some(cv) => format!(
+                    "green {}–{} {}%{}{}",
+                    cv.min,
+                    cv.max,
+                    cv.max_probability,
+                    if g.ecn { " ECN" } else { "" },
+                    if g.wred { " drop" } else { "" }
+                ),
+                None => "no green curve".into(),
+            }
+        });
+        let _ = writeln!(
+            o,
+            "    {qi:<3} {:<22} {:<22} {:>9} {:>12}  {sched:<12} {wred} ({})",
+            spec.queue_profile_name(first, qi),
+            pool.name,
+            human(p.reserved.get()),
+            human(limit),
+            threshold_text(p.threshold)
+        );
+    }
 }

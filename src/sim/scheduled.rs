@@ -4,20 +4,21 @@
 
 use super::cabling::NodeId;
 use super::Sim;
-use crate::config::{Action, EventSpec, Target};
+use crate::config::{Action, Target};
 use lossless_pipeline::Packet;
 
 impl Sim {
     /// The scenario's `i`-th event happens now.
     pub(super) fn scheduled_event(&mut self, i: usize) {
         let now = self.now;
-        let EventSpec { target, action, .. } = self.scenario.run.events[i].clone();
-        match (target, action) {
-            (Target::Switch(p), Action::Tx(on)) => {
+        let action = self.scenario.run.events[i].action.clone();
+        let target = action.target();
+        match action {
+            Action::Tx(Target::Switch(p), on) => {
                 self.switches[p.switch].sw.set_tx_enabled(p.port, on, now)
             }
-            (Target::Host(h), Action::Tx(on)) => self.hosts[h].host.set_tx_enabled(on),
-            (target, Action::Link(up)) => {
+            Action::Tx(Target::Host(h), on) => self.hosts[h].host.set_tx_enabled(on),
+            Action::Link(target, up) => {
                 let (link, ends) = self.cabling.link_ends(target);
                 if let Some(link) = link {
                     self.links_up[link as usize] = up;
@@ -34,15 +35,12 @@ impl Sim {
                     self.schedule(node);
                 }
             }
-            (Target::Switch(p), Action::Inject(data, len)) => {
+            Action::Inject(p, data, len) => {
                 let pkt = Packet::new(data, len);
                 self.observers.frame(p.switch, p.port, now, &pkt);
                 self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
-            (Target::Host(h), Action::Drain(rate)) => self.hosts[h].host.set_drain(rate, now),
-            (Target::Host(_), Action::Inject(..)) | (Target::Switch(_), Action::Drain(_)) => {
-                unreachable!("rejected by the config")
-            }
+            Action::Drain(h, rate) => self.hosts[h].host.set_drain(rate, now),
         }
         self.schedule(match target {
             Target::Switch(p) => NodeId::Switch(p.switch as u32),

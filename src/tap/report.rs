@@ -21,7 +21,7 @@ impl From<&TapCounters> for KernelReport {
 }
 
 impl TapSwitch {
-    /// The report (design §7; no flows or hosts in TAP mode) with its `tap` section.
+    /// The report (no flows or hosts in TAP mode) with its `tap` section.
     pub fn report(&self) -> Report {
         let end = self.now();
         let mut t = Totals::default();

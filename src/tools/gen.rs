@@ -119,29 +119,9 @@ impl GenReport {
     }
 }
 
-/// Run the generator until its duration has passed or `stop` is set; returns its summary.
-pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
-    // Frame spacing is microseconds: the default 50 µs timer slack would make every sleep late.
-    let _ = set_timer_slack(1_000);
-    let realtime = cfg.realtime.apply(GEN_PRIORITY).map_err(|e| {
-        io::Error::new(e.kind(), format!("real-time priority (--realtime on): {e}"))
-    })?;
-    let sock = PacketSocket::open(&cfg.iface)?;
-    let src_mac = if_mac(&cfg.iface)?;
-    let largest = if_mtu(&cfg.iface)? + 18;
-    if cfg.frame < 64 || cfg.frame > largest {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "--frame {}: frames on {} are 64–{largest} bytes (its MTU {} + 14-byte header + 4-byte FCS)",
-                cfg.frame,
-                cfg.iface,
-                largest - 18
-            ),
-        ));
-    }
-    let end = Time(cfg.duration.as_nanos() as u64 * 1000);
-    let spec = FlowSpec {
+/// The generator's one flow: CBR at the configured rate until `end`.
+fn flow_spec(cfg: &GenConfig, src_mac: [u8; 6], end: Time) -> FlowSpec {
+    FlowSpec {
         name: "gen".into(),
         id: 1,
         headers: FrameSpec {
@@ -166,7 +146,32 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
         limit: Limit::Unbounded,
         start: Time::ZERO,
         stop: Some(end),
-    };
+    }
+}
+
+/// Run the generator until its duration has passed or `stop` is set; returns its summary.
+pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
+    // Frame spacing is microseconds: the default 50 µs timer slack would make every sleep late.
+    let _ = set_timer_slack(1_000);
+    let realtime = cfg.realtime.apply(GEN_PRIORITY).map_err(|e| {
+        io::Error::new(e.kind(), format!("real-time priority (--realtime on): {e}"))
+    })?;
+    let sock = PacketSocket::open(&cfg.iface)?;
+    let src_mac = if_mac(&cfg.iface)?;
+    let largest = if_mtu(&cfg.iface)? + 18;
+    if cfg.frame < 64 || cfg.frame > largest {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "--frame {}: frames on {} are 64–{largest} bytes (its MTU {} + 14-byte header + 4-byte FCS)",
+                cfg.frame,
+                cfg.iface,
+                largest - 18
+            ),
+        ));
+    }
+    let end = Time(cfg.duration.as_nanos() as u64 * 1000);
+    let spec = flow_spec(cfg, src_mac, end);
     let flow = FlowTx::new(spec)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("frame: {e:?}")))?;
     // It honours a pause of any priority at once (what the switch pauses is its business).

@@ -2,7 +2,7 @@
 //! no packet-information header, and every error an `io::Error` for the caller to count.
 //!
 //! Not smoltcp's `TunTapInterface`: it is not `Send`, cuts 1518-byte VLAN frames to 1514,
-//! and panics on the EIO a downed TAP returns (design §5).
+//! and panics on the EIO a downed TAP returns.
 //!
 //! The TAP's transmit queue length is the size of the kernel ring between the host's stack
 //! and our reads: frames in it have left the host but not reached the switch (cable, for

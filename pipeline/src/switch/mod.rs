@@ -1,6 +1,6 @@
 //! `Switch`: parser, match-action stages and traffic manager as one sans-IO state machine.
 //!
-//! An engine drives it with explicit time (design §2):
+//! An engine drives it with explicit time (docs/architecture.md, "The core"):
 //!
 //! ```text
 //! sw.receive(port, packet, now);                 // last bit of a frame arrived on `port`

@@ -1,6 +1,6 @@
 //! Header builder for generated frames: Ethernet, optional VLAN tag, IPv4, UDP and an
 //! optional RoCEv2 BTH, with length fields describing a frame of a declared size whose
-//! payload is never materialized (design §2). Built on etherparse's header types.
+//! payload is never materialized. Built on etherparse's header types.
 
 use crate::wire::rocev2::{emit_bth, BTH_LEN, ICRC_LEN, ROCEV2_PORT};
 use etherparse::{

@@ -44,36 +44,40 @@ pub fn resolve(
             "an event does exactly one of `tx`, `link`, `inject` or `drain`",
         );
     }
-    let action = match (&r.tx, &r.link, &r.inject, &r.drain) {
-        (Some(t), ..) => Action::Tx(d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable),
-        (_, Some(l), ..) => Action::Link(d.word::<LinkState>(l, &k.at("link"))? == LinkState::Up),
-        (_, _, _, Some(rate)) => {
-            let has_buffer = match target {
-                Target::Host(h) => hosts[h].nic.rx_buffer.is_some(),
-                Target::Switch(_) => false,
-            };
-            if !has_buffer {
+    let action = if let Some(t) = &r.tx {
+        Action::Tx(
+            target,
+            d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable,
+        )
+    } else if let Some(l) = &r.link {
+        Action::Link(
+            target,
+            d.word::<LinkState>(l, &k.at("link"))? == LinkState::Up,
+        )
+    } else if let Some(rate) = &r.drain {
+        let host = match target {
+            Target::Host(h) if hosts[h].nic.rx_buffer.is_some() => h,
+            _ => {
                 return d.error(
                     line(&r.port),
                     &k.at("port"),
                     "`drain` changes a host's receive drain: the port must be a host with \
                      `rx_buffer` and `drain`",
-                );
+                )
             }
-            // 0 (a receiver that stopped reading) is a drain rate, though not a link speed.
-            Action::Drain(d.unit::<RateOrZero>(rate, &k.at("drain"))?.0)
-        }
-        (_, _, Some(inj), _) => {
-            if matches!(target, Target::Host(_)) {
-                return d.error(
-                    line(&r.port),
-                    &k.at("port"),
-                    "frames are injected into switch ports",
-                );
-            }
-            inject(cx, &k, &inj.value, &r.port)?
-        }
-        (None, None, None, None) => unreachable!("exactly one was given"),
+        };
+        // 0 (a receiver that stopped reading) is a drain rate, though not a link speed.
+        Action::Drain(host, d.unit::<RateOrZero>(rate, &k.at("drain"))?.0)
+    } else {
+        let (Target::Switch(port), Some(inj)) = (target, &r.inject) else {
+            return d.error(
+                line(&r.port),
+                &k.at("port"),
+                "frames are injected into switch ports",
+            );
+        };
+        let (data, len) = inject(cx, &k, &inj.value, &r.port)?;
+        Action::Inject(port, data, len)
     };
     if let Some(end) = duration.filter(|end| at >= *end) {
         d.warn(
@@ -82,11 +86,11 @@ pub fn resolve(
             format!("{at} is at or after the end of the run ({end}): the event never happens"),
         );
     }
-    Ok(EventSpec { at, target, action })
+    Ok(EventSpec { at, action })
 }
 
-/// `inject: {pfc: {priority: quanta}}` or `{hex: "…", len}`.
-fn inject(cx: &PatchPanel, k: &Key, inj: &InjectRaw, port: &Val<String>) -> Result<Action> {
+/// `inject: {pfc: {priority: quanta}}` or `{hex: "…", len}`: the frame's bytes and length.
+fn inject(cx: &PatchPanel, k: &Key, inj: &InjectRaw, port: &Val<String>) -> Result<(Vec<u8>, u32)> {
     let d = cx.d;
     let k = k.at("inject");
     match (&inj.pfc, &inj.hex) {
@@ -113,7 +117,7 @@ fn inject(cx: &PatchPanel, k: &Key, inj: &InjectRaw, port: &Val<String>) -> Resu
             }
             let mut data = Vec::new();
             emit_pfc(&mut data, INJECTED_PFC_SOURCE, enable, &quanta);
-            Ok(Action::Inject(data, PFC_FRAME_LEN))
+            Ok((data, PFC_FRAME_LEN))
         }
         (None, Some(hex)) => {
             let clean: String = hex
@@ -145,7 +149,7 @@ fn inject(cx: &PatchPanel, k: &Key, inj: &InjectRaw, port: &Val<String>) -> Resu
                     b.get() as u32
                 }
             };
-            Ok(Action::Inject(data, len))
+            Ok((data, len))
         }
         _ => d.error(line(port), &k, "inject takes `pfc` or `hex`"),
     }
@@ -164,10 +168,14 @@ mod tests {
     fn events_act_on_ports_and_hosts() {
         let l = event("{at: 10us, port: s:Ethernet1, inject: {pfc: {3: 100}}}").unwrap();
         let e = &l.scenario.run.events[0];
-        assert!(matches!(e.target, Target::Switch(p) if p.port == 1));
-        assert!(matches!(&e.action, Action::Inject(data, 64) if data.len() == 60));
+        assert!(
+            matches!(&e.action, Action::Inject(p, data, 64) if p.port == 1 && data.len() == 60)
+        );
         let l = event("{at: 2ms, port: h, tx: disable}").unwrap();
-        assert_eq!(l.scenario.run.events[0].action, Action::Tx(false));
+        assert_eq!(
+            l.scenario.run.events[0].action,
+            Action::Tx(Target::Host(0), false)
+        );
         assert!(l.warnings[0]
             .to_string()
             .contains("events[0].at: 2ms is at or after the end of the run (1ms)"));

@@ -26,32 +26,7 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         .as_ref()
         .map_or_else(|| format!("flow{i}"), |n| n.value.clone());
     let k = Key::root("flows").at(&name);
-    let host = |v: &Val<String>, key: &Key| -> Result<usize> {
-        match hosts.iter().position(|h| h.name == v.value) {
-            Some(h) => Ok(h),
-            None => {
-                let names: Vec<_> = hosts.iter().map(|h| h.name.as_str()).collect();
-                d.error(
-                    line(v),
-                    key,
-                    format!(
-                        "unknown host `{}` (hosts: {})",
-                        v.value,
-                        list_or_none(&names)
-                    ),
-                )
-            }
-        }
-    };
-    let src = host(&r.src, &k.at("src"))?;
-    let dst = host(&r.dst, &k.at("dst"))?;
-    if src == dst {
-        return d.error(
-            line(&r.dst),
-            &k.at("dst"),
-            "a flow needs two different hosts",
-        );
-    }
+    let (src, dst) = endpoints(cx, &k, r, hosts)?;
     let protocol = d
         .opt_word(&r.protocol, &k.at("protocol"))?
         .unwrap_or(Protocol::Udp);
@@ -141,6 +116,38 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         stop,
     };
     Ok(FlowDef { spec, src, dst })
+}
+
+/// The flow's sending and receiving hosts: two different ones, by name.
+fn endpoints(cx: &PatchPanel, k: &Key, r: &FlowRaw, hosts: &[HostSpec]) -> Result<(usize, usize)> {
+    let d = cx.d;
+    let host = |v: &Val<String>, key: &Key| -> Result<usize> {
+        match hosts.iter().position(|h| h.name == v.value) {
+            Some(h) => Ok(h),
+            None => {
+                let names: Vec<_> = hosts.iter().map(|h| h.name.as_str()).collect();
+                d.error(
+                    line(v),
+                    key,
+                    format!(
+                        "unknown host `{}` (hosts: {})",
+                        v.value,
+                        list_or_none(&names)
+                    ),
+                )
+            }
+        }
+    };
+    let src = host(&r.src, &k.at("src"))?;
+    let dst = host(&r.dst, &k.at("dst"))?;
+    if src == dst {
+        return d.error(
+            line(&r.dst),
+            &k.at("dst"),
+            "a flow needs two different hosts",
+        );
+    }
+    Ok((src, dst))
 }
 
 /// `pattern` and what it needs: a rate (cbr), on and off times (onoff).
