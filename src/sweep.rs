@@ -195,9 +195,81 @@ pub fn metric(report: &Value, path: &str) -> Vec<(String, Value)> {
     out
 }
 
+/// Every dotted path into `report` (lists as `*`), for suggestions.
+fn paths(report: &Value) -> Vec<String> {
+    fn walk(v: &Value, at: String, out: &mut Vec<String>) {
+        let join = |s: &str| {
+            if at.is_empty() {
+                s.to_string()
+            } else {
+                format!("{at}.{s}")
+            }
+        };
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    out.push(join(k));
+                    walk(x, join(k), out);
+                }
+            }
+            Value::Array(a) => {
+                if let Some(first) = a.first() {
+                    walk(first, join("*"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(report, String::new(), &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Levenshtein distance between two paths.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// An error for a metric `path` that names nothing in `report`: the nearest paths it has.
+pub fn unknown_metric(report: &Value, path: &str) -> String {
+    let mut all: Vec<(usize, String)> = paths(report)
+        .into_iter()
+        .map(|p| (distance(path, &p), p))
+        .collect();
+    all.sort();
+    let near: Vec<String> = all.into_iter().take(5).map(|(_, p)| p).collect();
+    format!(
+        "--metric {path}: the report has no such value (nearest: {}; lists take `*`, an index or a name)",
+        near.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_metric_names_the_nearest_paths() {
+        let r: Value = serde_json::json!({"totals": {"drops": 0, "lossless_drops": 0}, "flows": [{"name": "a", "throughput_bps": 1.0}]});
+        assert!(metric(&r, "totals.nope").is_empty());
+        let e = unknown_metric(&r, "totals.drop");
+        assert!(e.contains("nearest: totals.drops"), "{e}");
+        let e = unknown_metric(&r, "flows.*.throughput");
+        assert!(e.contains("flows.*.throughput_bps"), "{e}");
+    }
 
     const YAML: &str = "name: x\nswitches:\n  - &s\n    name: a\n    ports: {count: 2, cable: 2m}\n  - {<<: *s, name: b}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet0}\n";
 

@@ -78,7 +78,7 @@ fn plots_of_an_incast_show_buffers_pauses_and_flows_on_one_offline_page() {
     }
     let buffers = std::fs::read_to_string(dir.join("buffers.svg")).unwrap();
     for label in [
-        "tor:Ethernet1 priority 3",
+        "tor:Ethernet1 ingress PG 3 (lossless)",
         "XOFF level",
         "XON level",
         "PG shared",

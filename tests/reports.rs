@@ -267,7 +267,8 @@ fn check_warns_when_headroom_cells_cannot_hold_small_frames_and_says_which_minim
     let o = lossless(&["check", s.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("small32.yaml:11: s.buffer.profiles.pg_lossless.xoff: headroom 32KiB is 128 cells of 256B; after XOFF up to 325 frames of 64 B may arrive"),
+        err.contains("small32.yaml:11: s.buffer.profiles.pg_lossless.xoff: headroom 32KiB (128 cells of 256B) is below the minimum 83200B (325 cells)")
+            && err.contains("after XOFF up to 325 frames of 64 B may arrive"),
         "{err}"
     );
     let out = String::from_utf8_lossy(&o.stdout);

@@ -11,6 +11,7 @@ use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::build::{BuildError, FrameSpec};
 use lossless_pipeline::wire::rocev2;
 use lossless_pipeline::Packet;
+use std::collections::VecDeque;
 
 /// When a flow offers traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +177,30 @@ impl FlowTx {
         }
     }
 
+    /// Slots of the grid `a, a + iv, …` before `b` that the pattern offers: all of them, or
+    /// for an on/off flow those in its on periods.
+    fn offered_slots(&self, a: Time, b: Time, iv: Time) -> u64 {
+        let iv = iv.as_ps().max(1);
+        let Pattern::OnOff { on, off, .. } = self.spec.pattern else {
+            return b.saturating_sub(a).as_ps() / iv;
+        };
+        let (start, period) = (self.spec.start.as_ps(), (on + off).as_ps().max(1));
+        let (a, b) = (a.as_ps().max(start), b.as_ps());
+        // Grid points below x, counted from a.
+        let below = |x: u64| x.saturating_sub(a).div_ceil(iv);
+        let mut n = 0;
+        let mut p = (a - start) / period;
+        while start + p * period < b {
+            let lo = (start + p * period).max(a);
+            let hi = (start + p * period + on.as_ps()).min(b);
+            if hi > lo {
+                n += below(hi) - below(lo);
+            }
+            p += 1;
+        }
+        n
+    }
+
     fn slot_interval(&self, rate: Rate) -> Time {
         rate.wire_time(self.spec.headers.len as u64)
     }
@@ -191,10 +216,12 @@ impl FlowTx {
             _ => None,
         };
         if let Some(rate) = rate {
-            // Non-accumulating: slots that passed unused are skipped and counted.
+            // Non-accumulating: slots that passed unused are skipped and counted (those of
+            // an on/off flow's off periods were never offered: they are not counted).
             let iv = self.slot_interval(rate);
             let missed = (now.saturating_sub(self.next_slot)).as_ps() / iv.as_ps().max(1);
-            self.skipped_slots += missed;
+            let passed = self.next_slot + Time(iv.as_ps() * missed);
+            self.skipped_slots += self.offered_slots(self.next_slot, passed, iv);
             self.next_slot += Time(iv.as_ps() * (missed + 1));
         }
         buf.clear();
@@ -268,6 +295,18 @@ pub struct FlowRx {
     /// One-way latency (first bit sent → last bit received) in picoseconds, of frames whose
     /// last bit arrived in the window.
     pub latency: Histogram<u64>,
+    /// With [`FlowRx::track_wire_time`]: the recent frames, to count bits over wire time.
+    wire: Option<WireClock>,
+}
+
+/// The frames of the last `horizon` of arrivals (first bit, last bit, bits), and the bits
+/// of all earlier ones: enough to say how many bits had arrived by any time at most
+/// `horizon` before the latest arrival, each frame's bits spread over its wire time.
+#[derive(Clone, Debug)]
+struct WireClock {
+    horizon: Time,
+    settled: u64,
+    recent: VecDeque<(Time, Time, u64)>,
 }
 
 impl Default for FlowRx {
@@ -296,7 +335,40 @@ impl FlowRx {
             // 1 ps to 10^16 ps (about 2.8 hours of virtual time), 3 significant digits.
             latency: Histogram::new_with_bounds(1, 10_000_000_000_000_000, 3)
                 .expect("valid bounds"),
+            wire: None,
         }
+    }
+
+    /// Keep what [`FlowRx::bits_by`] needs for times up to `horizon` before the latest
+    /// arrival (a frame's wire time at most: the largest frame of the link).
+    pub fn track_wire_time(&mut self, horizon: Time) {
+        self.wire = Some(WireClock {
+            horizon,
+            settled: 0,
+            recent: VecDeque::new(),
+        });
+    }
+
+    /// Frame bits received by `t`, each frame's bits spread evenly over its wire time, so
+    /// that the bits between two times never exceed what the link can carry in between.
+    /// Exact for `t` no more than the tracking horizon before the latest arrival (frames
+    /// still on the wire at `t` end within it); 0 without [`FlowRx::track_wire_time`].
+    pub fn bits_by(&self, t: Time) -> f64 {
+        let Some(w) = &self.wire else { return 0.0 };
+        let partial: f64 = w
+            .recent
+            .iter()
+            .map(|&(first, last, bits)| {
+                if last <= t {
+                    bits as f64
+                } else if first < t {
+                    bits as f64 * (t - first).as_ps() as f64 / (last - first).as_ps() as f64
+                } else {
+                    0.0
+                }
+            })
+            .sum();
+        w.settled as f64 + partial
     }
 
     /// Count a frame of this flow whose last bit arrived at `now` over a link of `speed`.
@@ -323,6 +395,16 @@ impl FlowRx {
         let wire = speed.wire_time(pkt.len as u64);
         let first_bit = now.saturating_sub(wire);
         self.first_bit.get_or_insert(first_bit);
+        if let Some(w) = &mut self.wire {
+            w.recent.push_back((first_bit, now, pkt.len as u64 * 8));
+            while let Some(&(_, last, bits)) = w.recent.front() {
+                if last + w.horizon > now {
+                    break;
+                }
+                w.settled += bits;
+                w.recent.pop_front();
+            }
+        }
         let (a, b) = (first_bit.max(from), now.min(to));
         if a < b {
             let bits = pkt.len as f64 * 8.0;
@@ -443,6 +525,55 @@ mod tests {
         assert!(f.finished(Time::ZERO));
         let p = lossless_pipeline::parser::parse(&b.data, b.len).unwrap();
         assert_eq!(p.bth.unwrap().psn, 1);
+    }
+
+    #[test]
+    fn bits_count_over_their_wire_time() {
+        let speed = Rate::gbps(100);
+        let wire = speed.wire_time(1518); // 123.04 ns
+        let mut rx = FlowRx::default();
+        rx.track_wire_time(wire);
+        let mut f = FlowTx::new(spec(Pattern::Greedy, Limit::Unbounded)).unwrap();
+        // Back to back: frame k's last bit at (k + 1) wire times.
+        for k in 1..=4u64 {
+            let pkt = f.take(Time::ZERO, Vec::new());
+            rx.record(&pkt, Time(wire.as_ps() * k), speed);
+        }
+        let bits = 1518.0 * 8.0;
+        let at = |x: f64| rx.bits_by(Time((x * wire.as_ps() as f64) as u64));
+        // Within the horizon: 3.5 frames by 3.5 wire times; never more than the link.
+        assert!((at(3.5) - 3.5 * bits).abs() < 1e-6);
+        assert!((at(4.0) - 4.0 * bits).abs() < 1e-6);
+        // Any interval carries at most its length at line rate of frame bits.
+        let (a, b) = (at(3.2), at(3.9));
+        assert!(b - a <= 0.7 * bits + 1e-6, "{}", b - a);
+    }
+
+    #[test]
+    fn onoff_counts_only_the_slots_of_its_on_periods() {
+        // 10 µs on, 30 µs off at a rate of one slot per 1 µs (so 10 slots per on period).
+        let rate = Rate(((1518 + 20) * 8) as u64 * 1_000_000);
+        let mut f = FlowTx::new(spec(
+            Pattern::OnOff {
+                on: Time::from_us(10),
+                off: Time::from_us(30),
+                rate: Some(rate),
+            },
+            Limit::Unbounded,
+        ))
+        .unwrap();
+        assert_eq!(f.slot_interval(rate), Time::from_us(1));
+        // Every slot of the first on period used, then the next frame at the next on start.
+        for k in 0..10 {
+            f.take(Time::from_us(k), Vec::new());
+        }
+        let next = f.ready_at(Time::from_us(10)).unwrap();
+        assert_eq!(next, Time::from_us(40));
+        f.take(next, Vec::new());
+        assert_eq!(f.skipped_slots, 0, "off-period slots are not missed slots");
+        // Held from 41 µs to 45.5 µs (a pause): slots 41–44 are missed, 45 is late.
+        f.take(Time(45_500_000), Vec::new());
+        assert_eq!(f.skipped_slots, 4);
     }
 
     #[test]

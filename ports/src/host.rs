@@ -133,6 +133,14 @@ impl Host {
         self.receivers.insert(at, (id, rx));
     }
 
+    /// Let every receiver count bits over their wire time for times up to `horizon` back
+    /// ([`FlowRx::bits_by`], what plots need).
+    pub fn track_wire_time(&mut self, horizon: Time) {
+        for (_, rx) in &mut self.receivers {
+            rx.track_wire_time(horizon);
+        }
+    }
+
     /// Receiver statistics of flow `id`, if this host receives it.
     pub fn receiver(&self, id: u32) -> Option<&FlowRx> {
         let i = self.receivers.binary_search_by_key(&id, |(i, _)| *i).ok()?;
@@ -169,6 +177,17 @@ impl Host {
     pub fn occupancy(&mut self, now: Time) -> u64 {
         self.drain_to(now);
         self.occupancy
+    }
+
+    /// Receive-buffer occupancy in bytes at `now` (at or after the latest frame), without
+    /// moving the NIC's own clock.
+    pub fn occupancy_at(&self, now: Time) -> u64 {
+        match self.nic.rx_buffer {
+            Some(rx) if now > self.occupancy_at => self
+                .occupancy
+                .saturating_sub(rx.drain.bytes_in(now - self.occupancy_at)),
+            _ => self.occupancy,
+        }
     }
 
     /// What the NIC makes of a frame whose last bit arrived at `now`: PFC acted on, a CNP

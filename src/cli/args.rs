@@ -58,11 +58,9 @@ pub fn print_out(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
-/// Write `report` as pretty JSON to `path` (its directory created).
+/// Write `report` as pretty JSON to `path` (its directory must exist: see
+/// [`crate::outdir`]).
 pub fn write_json(path: &Path, report: &serde_json::Value) -> std::io::Result<()> {
-    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(d)?;
-    }
     let text = serde_json::to_string_pretty(report).expect("a JSON value serializes") + "\n";
     std::fs::write(path, text)
 }

@@ -2,14 +2,14 @@
 
 use super::args::{load, print_out};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// Scenario or switch YAML file.
+    /// Scenario or switch YAML files (each checked; exit status 1 when any fails).
     #[arg(required_unless_present = "defaults")]
-    file: Option<PathBuf>,
+    files: Vec<PathBuf>,
     /// Print only errors and warnings, not the plan.
     #[arg(long, short)]
     quiet: bool,
@@ -34,13 +34,37 @@ pub fn exec(a: CheckArgs) -> ExitCode {
         print_out(&out);
         return ExitCode::SUCCESS;
     }
-    let file = a.file.expect("clap requires a file without --defaults");
-    let Some(loaded) = load(&file) else {
-        return ExitCode::FAILURE;
+    let mut ok = true;
+    for file in &a.files {
+        ok &= check(file, a.quiet);
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Check one file, print its plan (unless `quiet`); false when it is refused.
+fn check(file: &Path, quiet: bool) -> bool {
+    let Some(loaded) = load(file) else {
+        return false;
     };
+    let s = &loaded.scenario;
+    // A scenario (hosts, flows or links: something only `lossless run` uses) is refused here
+    // for what `run` would refuse it for.
+    if !s.run.hosts.is_empty() || !s.run.flows.is_empty() || !s.run.links.is_empty() {
+        if let Err(e) = crate::sim::bound::bound(s, s.duration) {
+            eprintln!("error: {}: {e}", file.display());
+            return false;
+        }
+        if let Some(e) = crate::config::topology::neighbors::first_pending(&s.switches) {
+            eprintln!("error: {e}");
+            return false;
+        }
+    }
     let mut out = String::new();
-    if !a.quiet {
-        let s = &loaded.scenario;
+    if !quiet {
         out += &format!(
             "{}: scenario `{}`, seed {}{}\n",
             file.display(),
@@ -60,5 +84,5 @@ pub fn exec(a: CheckArgs) -> ExitCode {
         if n == 1 { "" } else { "s" }
     );
     print_out(&out);
-    ExitCode::SUCCESS
+    true
 }

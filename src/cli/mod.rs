@@ -6,6 +6,7 @@ mod check;
 mod gen;
 mod run;
 mod send_pfc;
+mod sweep;
 mod tap;
 
 use clap::{Parser, Subcommand};
@@ -48,7 +49,7 @@ enum Command {
     /// latency cover the file's `measure: {from, to}` window (default: the whole run).
     /// Latency percentiles are hdrhistogram values (3 significant digits) clamped to the
     /// exact min and max.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Run the switch between real hosts: one Linux TAP device per port, wall clock.
     ///
     /// Reads the file's (single) switch; `ports: {count: 2, speed: 1G, tap_prefix: ll}` opens
@@ -75,7 +76,7 @@ enum Command {
 pub fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Check(a) => check::exec(a),
-        Command::Run(a) => run::exec(a),
+        Command::Run(a) => run::exec(*a),
         Command::Tap(a) => tap::exec(a),
         Command::SendPfc(a) => send_pfc::exec(a),
         Command::Gen(a) => gen::exec(a),

@@ -68,6 +68,8 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> ConfigError {
         }
         _ => text,
     };
+    // The snippet names its source; saphyr knows only the text.
+    let message = message.replace("<input>", file);
     Diag {
         severity: Severity::Error,
         file: file.to_string(),

@@ -243,6 +243,22 @@ pub struct Outputs {
     pub timeseries: Option<TimeseriesOut>,
 }
 
+impl Outputs {
+    /// Every relative path under `dir` (`--out-dir`).
+    pub fn relocate(&mut self, dir: &std::path::Path) {
+        let under = |p: &mut PathBuf| *p = crate::outdir::under(Some(dir), p);
+        if let Some(j) = &mut self.json {
+            under(j);
+        }
+        if let Some(p) = &mut self.pcap {
+            under(&mut p.dir);
+        }
+        if let Some(t) = &mut self.timeseries {
+            under(&mut t.csv);
+        }
+    }
+}
+
 /// The measurement window: throughput, utilisation, pause fractions and latency
 /// percentiles are computed over `[from, to]` (steady state, without start-up transients).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -424,6 +424,8 @@ pub fn report(o: &Outcome) -> Report {
             pcap: o.files.pcap.clone(),
             timeseries: o.files.timeseries.clone(),
             pfc_log: o.files.pfc_log.clone(),
+            created_dirs: o.files.created.0.clone(),
+            timeseries_cut: o.files.timeseries_cut,
         }),
         tap: None,
     }

@@ -472,6 +472,13 @@ pub struct OutputsReport {
     /// The PFC event log (JSON lines), when written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc_log: Option<PathBuf>,
+    /// Directories the run created for its files (none but under the paths the scenario
+    /// names, or `--out-dir`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub created_dirs: Vec<PathBuf>,
+    /// The time series stopped at its row cap (2,000,000 rows) before the run ended.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timeseries_cut: bool,
 }
 
 /// What `lossless tap` did with every frame it read and wrote.

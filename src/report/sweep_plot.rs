@@ -1,9 +1,10 @@
 //! `lossless run FILE --sweep KEY=… --plot DIR`: `DIR/sweep.svg`, one panel per metric
 //! (each of its columns a line over the swept values, in the order given), and
-//! `DIR/index.html` with the figure and the table. Throughputs (`…_bps`) are drawn in
-//! Gbit/s; metrics that are not numbers (lists, maps) stay in the table only.
+//! `DIR/index.html` with the figure and the table. Each metric is drawn in its unit, scaled:
+//! throughputs (`…_bps`) in Gbit/s, times (`…_ps`) in µs or ms, sizes (`…_bytes`) in KB or
+//! MB; metrics that are not numbers (lists, maps) stay in the table only.
 
-use super::plot::{err, legend, page, Res, W};
+use super::plot::{err, num, page, palette, with_legend, Entry, Res, W};
 use plotters::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -31,7 +32,6 @@ pub fn panels(metrics: &[String], rows: &[Vec<Cell>]) -> Vec<Panel> {
         for (r, cells) in rows.iter().enumerate() {
             for (_, col, v) in cells.iter().filter(|(i, ..)| *i == m) {
                 let Some(x) = v.as_f64() else { continue };
-                let x = if col.ends_with("_bps") { x / 1e9 } else { x };
                 let at = match columns.iter().position(|(c, _)| c == col) {
                     Some(i) => i,
                     None => {
@@ -61,7 +61,6 @@ pub fn write(
     panels: &[Panel],
     table: &str,
 ) -> Res<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files = Vec::new();
     let mut figures = Vec::new();
     if !panels.is_empty() {
@@ -76,6 +75,28 @@ pub fn write(
         .map_err(|e| format!("{}: {e}", index.display()))?;
     files.push(index);
     Ok(files)
+}
+
+/// How a metric's values are drawn: the divisor and the unit to name, from the path's
+/// suffix and the largest value.
+fn unit_of(metric: &str, largest: f64) -> (f64, &'static str) {
+    if metric.ends_with("_bps") {
+        (1e9, " (Gb/s)")
+    } else if metric.ends_with("_ps") {
+        if largest >= 1e9 {
+            (1e9, " (ms)")
+        } else {
+            (1e6, " (µs)")
+        }
+    } else if metric.ends_with("_bytes") {
+        if largest >= 1e6 {
+            (1e6, " (MB)")
+        } else {
+            (1e3, " (KB)")
+        }
+    } else {
+        (1.0, "")
+    }
 }
 
 fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
@@ -93,19 +114,24 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
             SegmentValue::Last => String::new(),
         };
         for (area, p) in root.split_evenly((panels.len(), 1)).iter().zip(panels) {
-            let ys = p
+            let all = p
                 .columns
                 .iter()
                 .flat_map(|(_, v)| v.iter().flatten().copied());
-            let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
-            let (lo, hi) = (lo.min(0.0), hi.max(lo + 1e-9));
-            let unit = if p.metric.ends_with("_bps") {
-                " (Gb/s)"
-            } else {
-                ""
-            };
-            let mut chart = ChartBuilder::on(area)
+            let (scale, unit) =
+                unit_of(&p.metric, all.clone().fold(0.0, |m: f64, y| m.max(y.abs())));
+            let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+            let (lo, hi) = ((lo / scale).min(0.0), (hi / scale).max(lo / scale + 1e-9));
+            let entries: Vec<Entry> = p
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _))| (name.clone(), palette(i), false))
+                .collect();
+            let area = with_legend(area, &entries)?;
+            let mut chart = ChartBuilder::on(&area)
                 .margin(10)
+                .margin_right(20)
                 .caption(format!("{}{unit}", p.metric), ("sans-serif", 16))
                 .x_label_area_size(30)
                 .y_label_area_size(70)
@@ -115,21 +141,20 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
                 .configure_mesh()
                 .x_labels(n + 1)
                 .x_label_formatter(&label)
+                .y_label_formatter(&|v| num(*v))
                 .x_desc(key)
                 .draw()
                 .map_err(err)?;
-            for (i, (name, v)) in p.columns.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
+            for (i, (_, v)) in p.columns.iter().enumerate() {
+                let color = palette(i);
                 let pts: Vec<(SegmentValue<usize>, f64)> = v
                     .iter()
                     .enumerate()
-                    .filter_map(|(x, y)| y.map(|y| (SegmentValue::CenterOf(x), y)))
+                    .filter_map(|(x, y)| y.map(|y| (SegmentValue::CenterOf(x), y / scale)))
                     .collect();
                 chart
                     .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                    .map_err(err)?
-                    .label(name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+                    .map_err(err)?;
                 chart
                     .draw_series(
                         pts.iter()
@@ -137,7 +162,6 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
                     )
                     .map_err(err)?;
             }
-            legend(&mut chart)?;
         }
         root.present().map_err(err)?;
     }

@@ -83,6 +83,19 @@ pub struct HostNode {
     same_time_wakes: u32,
 }
 
+/// The longest wire time of a frame on any host's link: its port's MTU at its speed.
+fn longest_frame(s: &Scenario) -> Time {
+    s.run
+        .hosts
+        .iter()
+        .map(|h| {
+            let p = &s.switches[h.attach.switch].config.ports[h.attach.port];
+            p.speed.wire_time(p.mtu as u64)
+        })
+        .max()
+        .unwrap_or(Time::ZERO)
+}
+
 /// A simulation built from a scenario.
 pub struct Sim {
     scenario: Scenario,
@@ -130,7 +143,13 @@ impl Sim {
                 s.sw.log_pfc(true);
             }
         }
-        let hosts = build::hosts(&scenario, &cabling);
+        let mut hosts = build::hosts(&scenario, &cabling);
+        if opts.record.is_some() {
+            let lag = longest_frame(&scenario);
+            for h in &mut hosts {
+                h.host.track_wire_time(lag);
+            }
+        }
         let observers = Observers::create(&scenario, opts, &switches, &hosts)?;
         Ok(Sim {
             seed,
@@ -152,7 +171,9 @@ impl Sim {
             deadlocks: (!scenario.run.links.is_empty())
                 .then(|| DeadlockWatch::new(scenario.run.deadlock_time)),
             stopped_by_deadlock: false,
-            recorder: opts.record.map(recorder::Recorder::new),
+            recorder: opts.record.map(|every| {
+                recorder::Recorder::new(every, opts.max_plot_samples, longest_frame(&scenario))
+            }),
             record_window: opts.record_window,
             pfc_log: opts.pfc_log.clone(),
             scenario,

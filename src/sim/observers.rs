@@ -5,6 +5,7 @@
 use super::timeseries::Sampler;
 use super::{HostNode, RunOptions, SimError, SwitchNode};
 use crate::config::{defaults, PortRef, Scenario};
+use crate::outdir::{Created, Origin};
 use lossless_buffer_model::Time;
 use lossless_pipeline::Packet;
 use lossless_sys::capture::Capture;
@@ -19,6 +20,10 @@ pub struct OutputFiles {
     pub timeseries: Option<PathBuf>,
     /// The PFC event log (JSON lines).
     pub pfc_log: Option<PathBuf>,
+    /// Directories created for them.
+    pub created: Created,
+    /// The time series stopped at its row cap before the run ended.
+    pub timeseries_cut: bool,
 }
 
 /// One capture and where it writes.
@@ -48,11 +53,10 @@ impl Observers {
         hosts: &[HostNode],
     ) -> Result<Observers, SimError> {
         let pcap = match (&scenario.run.outputs.pcap, &opts.pcap_dir) {
-            (Some(p), dir) => Some((
-                p.ports.clone(),
-                p.snaplen,
-                dir.clone().unwrap_or(p.dir.clone()),
-            )),
+            (Some(p), None) => Some((p.ports.clone(), p.snaplen, p.dir.clone(), Origin::File)),
+            (Some(p), Some(dir)) => {
+                Some((p.ports.clone(), p.snaplen, dir.clone(), Origin::CommandLine))
+            }
             (None, Some(dir)) => {
                 let all = scenario
                     .switches
@@ -62,17 +66,27 @@ impl Observers {
                         (0..sw.config.ports.len()).map(move |port| PortRef { switch: s, port })
                     })
                     .collect();
-                Some((all, defaults::SNAPLEN, dir.clone()))
+                Some((all, defaults::SNAPLEN, dir.clone(), Origin::CommandLine))
             }
             (None, None) => None,
         };
-        let mut files = OutputFiles::default();
+        let mut files = OutputFiles {
+            created: opts.created.clone(),
+            ..OutputFiles::default()
+        };
         let mut captures: Vec<Vec<Option<Tap>>> = scenario
             .switches
             .iter()
             .map(|s| (0..s.config.ports.len()).map(|_| None).collect())
             .collect();
-        if let Some((ports, snaplen, dir)) = pcap {
+        if let Some((ports, snaplen, dir, origin)) = pcap {
+            files
+                .created
+                .dir(&dir, origin)
+                .map_err(|source| SimError::Output {
+                    path: dir.clone(),
+                    source,
+                })?;
             // Files are opened switch by switch, in the order the scenario lists the ports.
             for (si, sw) in scenario.switches.iter().enumerate() {
                 for p in ports.iter().filter(|p| p.switch == si) {
@@ -90,6 +104,13 @@ impl Observers {
         }
         let sampler = match &scenario.run.outputs.timeseries {
             Some(ts) => {
+                files
+                    .created
+                    .file(&ts.csv, Origin::File)
+                    .map_err(|source| SimError::Output {
+                        path: ts.csv.clone(),
+                        source,
+                    })?;
                 let s =
                     Sampler::create(ts, switches, hosts).map_err(|source| SimError::Output {
                         path: ts.csv.clone(),
@@ -185,7 +206,8 @@ impl Observers {
             return Err(e);
         }
         if let Some((s, path)) = self.sampler.take() {
-            s.finish(switches, hosts)
+            self.files.timeseries_cut = s
+                .finish(switches, hosts)
                 .map_err(|source| SimError::Output { path, source })?;
         }
         for tap in self.captures.iter_mut().flatten().filter_map(Option::take) {

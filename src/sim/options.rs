@@ -20,8 +20,13 @@ pub struct RunOptions {
     pub record: Option<Time>,
     /// Record only in this window (`--plot-window`); default the whole run.
     pub record_window: Option<(Time, Time)>,
+    /// Record at most this many samples (`--plot`).
+    pub max_plot_samples: usize,
     /// Write every switch's PFC events here as JSON lines (`--pfc-log`).
     pub pfc_log: Option<PathBuf>,
+    /// Directories created for this run's files before it started (the report lists them
+    /// with those the run creates).
+    pub created: crate::outdir::Created,
 }
 
 /// Counters of the engine itself.

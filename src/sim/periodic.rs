@@ -97,7 +97,14 @@ impl Sim {
                 (f.spec.name.as_str(), dcqcn, rx)
             })
             .collect();
-        r.sample(now, &self.switches, &self.hosts, &flows);
+        let link_bps: Vec<u64> = self
+            .scenario
+            .run
+            .flows
+            .iter()
+            .map(|f| self.hosts[f.dst].host.speed().bps())
+            .collect();
+        r.sample(now, &self.switches, &self.hosts, &flows, &link_bps);
         let next = now + r.interval;
         let to = self.record_window.map_or(self.end, |w| w.1.min(self.end));
         if next <= to && !done {

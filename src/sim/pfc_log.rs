@@ -94,9 +94,6 @@ pub fn write<'a>(path: &Path, switches: impl Iterator<Item = &'a mut Switch>) ->
         }
     }
     all.sort_by_key(|(t, n, _)| (*t, *n));
-    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(d)?;
-    }
     let mut out = BufWriter::new(std::fs::File::create(path)?);
     for (_, _, v) in &all {
         writeln!(out, "{v}")?;

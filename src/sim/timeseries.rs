@@ -11,6 +11,7 @@
 //! `tor:Ethernet0:3:queue_bytes` or `h0:rx_buffer_bytes`.
 
 use super::{HostNode, SwitchNode};
+use crate::config::topology::outputs::MAX_TIMESERIES_ROWS;
 use crate::config::words::CsvFormat;
 use crate::config::{Sampling, Target, TimeseriesOut};
 use lossless_buffer_model::{Time, PRIORITIES};
@@ -39,19 +40,20 @@ pub struct Sampler {
     last: Vec<u64>,
     /// With `sample: change`: the instant whose end state is still to be compared.
     pending: Option<Time>,
+    /// Rows written so far.
+    rows: u64,
+    /// Rows were left out past [`MAX_TIMESERIES_ROWS`].
+    pub cut: bool,
 }
 
 impl Sampler {
-    /// Create the CSV (and its directory) and write the header (the wide one names each
-    /// series by its switch and port, or host).
+    /// Create the CSV (its directory must exist) and write the header (the wide one names
+    /// each series by its switch and port, or host).
     pub fn create(
         spec: &TimeseriesOut,
         switches: &[SwitchNode],
         hosts: &[HostNode],
     ) -> io::Result<Sampler> {
-        if let Some(d) = spec.csv.parent() {
-            std::fs::create_dir_all(d)?;
-        }
         let mut out = BufWriter::new(File::create(&spec.csv)?);
         match spec.format {
             CsvFormat::Long => writeln!(
@@ -89,6 +91,8 @@ impl Sampler {
             spec: spec.clone(),
             last: Vec::new(),
             pending: None,
+            rows: 0,
+            cut: false,
         })
     }
 
@@ -167,6 +171,10 @@ impl Sampler {
         hosts: &mut [HostNode],
         only_changed: bool,
     ) -> io::Result<()> {
+        if self.rows >= MAX_TIMESERIES_ROWS {
+            self.cut = true;
+            return Ok(());
+        }
         let v = self.values(now, switches, hosts);
         let only_changed = only_changed && self.last.len() == v.len();
         if only_changed && v == self.last {
@@ -180,6 +188,7 @@ impl Sampler {
                     write!(self.out, ",{x}")?;
                 }
                 writeln!(self.out)?;
+                self.rows += 1;
             }
             CsvFormat::Long => {
                 let prios: Vec<usize> = self.prios().collect();
@@ -197,6 +206,7 @@ impl Sampler {
                                         "{t},{name},{port},{prio},{},{},{},{},{}",
                                         row[0], row[1], row[2], row[3], row[4]
                                     )?;
+                                    self.rows += 1;
                                 }
                                 at += 5;
                             }
@@ -209,6 +219,7 @@ impl Sampler {
                             for prio in &prios {
                                 if occ_changed || v[at] != self.last[at] {
                                     writeln!(self.out, "{t},{name},nic,{prio},{occ},,,{},", v[at])?;
+                                    self.rows += 1;
                                 }
                                 at += 1;
                             }
@@ -256,11 +267,12 @@ impl Sampler {
         Ok(())
     }
 
-    /// Write what is pending and flush the file.
-    pub fn finish(mut self, switches: &[SwitchNode], hosts: &mut [HostNode]) -> io::Result<()> {
+    /// Write what is pending and flush the file; true when rows were cut at the cap.
+    pub fn finish(mut self, switches: &[SwitchNode], hosts: &mut [HostNode]) -> io::Result<bool> {
         if let Some(p) = self.pending.take() {
             self.write(p, switches, hosts, true)?;
         }
-        self.out.flush()
+        self.out.flush()?;
+        Ok(self.cut)
     }
 }

@@ -29,11 +29,8 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// Create `path` (parent directories too) with a nanosecond Ethernet header.
+    /// Create `path` (its directory must exist) with a nanosecond Ethernet header.
     pub fn create(path: &Path, snaplen: u32) -> io::Result<Capture> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
         let header = PcapHeader {
             version_major: 2,
             version_minor: 4,

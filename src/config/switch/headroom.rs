@@ -32,19 +32,24 @@ pub fn check(d: &Diags, sw: &Key, ports: &[PortConfig], taps: &[Option<String>],
         }
         let need = HeadroomNeed::ieee(port.speed, port.propagation(), port.mtu, plan.cell);
         let mtu_min = need.budget.total();
-        if h.xoff < mtu_min {
-            if warned.insert((name.clone(), mtu_min.get())) {
-                d.warn(at, &key, format!(
-                    "headroom {} is below the minimum {} for {} at {}, {} one way, MTU {} and the IEEE peer response: lossless drops are possible",
-                    h.xoff, mtu_min, port.name, port.speed, port.propagation(), port.mtu
-                ));
-            }
-        } else if have < need.frame_cells && warned.insert((name.clone(), mtu_min.get())) {
-            let per_frame = (need.frame as u64).div_ceil(plan.cell.get());
+        // One warning, quoting the minimum that applies (the larger of the two), so that
+        // raising headroom to it silences it.
+        if (h.xoff < mtu_min || have < need.cells()) && warned.insert((name.clone(), need.cells()))
+        {
+            let why = if need.small_frames_apply() {
+                let per_frame = (need.frame as u64).div_ceil(plan.cell.get());
+                format!(
+                    "after XOFF up to {} frames of {} B may arrive, one cell each or more (frames of the MTU alone need {mtu_min})",
+                    need.frame_cells / per_frame,
+                    need.frame
+                )
+            } else {
+                format!("{mtu_min} of MTU frames after XOFF, in whole cells")
+            };
             d.warn(at, &key, format!(
-                "headroom {} is {have} cells of {}; after XOFF up to {} frames of {} B may arrive on {} ({}, {} one way, IEEE peer response), one cell each or more: {} cells = {} are needed, or lossless drops are possible with small frames",
-                h.xoff, plan.cell, need.frame_cells / per_frame, need.frame, port.name, port.speed,
-                port.propagation(), need.frame_cells, Bytes(need.frame_cells * plan.cell.get())
+                "headroom {} ({have} cells of {}) is below the minimum {} ({} cells) for {} at {}, {} one way, MTU {} and the IEEE peer response: {why}; lossless drops are possible",
+                h.xoff, plan.cell, need.bytes(), need.cells(), port.name, port.speed,
+                port.propagation(), port.mtu
             ));
         }
     }

@@ -84,6 +84,23 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         );
     }
     let pattern = pattern(cx, &k, r)?;
+    let link = sw.ports[hs.attach.port].speed;
+    if let Pattern::Cbr { rate }
+    | Pattern::OnOff {
+        rate: Some(rate), ..
+    } = pattern
+    {
+        if rate > link {
+            return d.error(
+                r.rate.as_ref().and_then(line),
+                &k.at("rate"),
+                format!(
+                    "{rate} is above the {link} link of host {}: a rate counts preamble and gap, so the link's is the most it can be",
+                    hs.name
+                ),
+            );
+        }
+    }
     let size: Option<Bytes> = d.opt_unit(&r.size, &k.at("size"))?;
     let limit = match (size, &r.packets) {
         (Some(_), Some(p)) => return d.error(line(p), &k, "give `size` or `packets`, not both"),
@@ -240,6 +257,10 @@ mod tests {
             (
                 "{src: a, dst: b, start: 2us, stop: 1us}",
                 "flows.flow0.stop: stop must come after start",
+            ),
+            (
+                "{src: a, dst: b, pattern: cbr, rate: 200G}",
+                "flows.flow0.rate: 200G is above the 100G link of host a",
             ),
         ] {
             let e = flow(f).unwrap_err().to_string();

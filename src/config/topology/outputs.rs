@@ -15,6 +15,10 @@ use std::path::PathBuf;
 
 type Result<T> = std::result::Result<T, Diag>;
 
+/// Most rows a time series writes (about 100 MB of CSV): past it a file of known length is
+/// refused, and any other is cut (the report says so).
+pub const MAX_TIMESERIES_ROWS: u64 = 2_000_000;
+
 /// The outputs; default paths are under `out/` and named after the file `stem`.
 pub fn resolve(
     cx: &PatchPanel,
@@ -167,6 +171,30 @@ fn timeseries(
         Some(f) => d.word::<CsvFormat>(f, &k.at("format"))?,
         None => CsvFormat::Long,
     };
+    // A run of known length writes a known number of rows: refuse one past the cap (a run
+    // until idle, or one sampled at each change, is cut at it instead).
+    let per_sample = match format {
+        CsvFormat::Wide => 1,
+        CsvFormat::Long => nodes.len() as u64 * priorities.count_ones() as u64,
+    };
+    if let (Sampling::Every(every), Some(end)) = (sample, to.or(duration)) {
+        let span = end.min(duration.unwrap_or(end)).saturating_sub(from);
+        let rows = (span.as_ps() / every.as_ps() + 1).saturating_mul(per_sample);
+        if rows > MAX_TIMESERIES_ROWS {
+            let least = Time(
+                span.as_ps()
+                    .saturating_mul(per_sample)
+                    .div_ceil(MAX_TIMESERIES_ROWS),
+            );
+            return d.error(
+                r.interval.as_ref().and_then(line),
+                &k.at("interval"),
+                format!(
+                    "{every} over {span} writes {rows} rows ({per_sample} a sample); at most {MAX_TIMESERIES_ROWS} (an interval of {least} or more, fewer ports or priorities, or a shorter window)"
+                ),
+            );
+        }
+    }
     let csv = r.csv.as_ref().map_or_else(
         || PathBuf::from(defaults::OUTPUT_DIR).join(format!("{stem}-timeseries.csv")),
         |c| PathBuf::from(&c.value),

@@ -31,8 +31,9 @@ fn pct(x: f64) -> String {
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     header(&mut o, r);
+    let window = r.measure.to_ps.saturating_sub(r.measure.from_ps) as f64;
     for sw in &r.switches {
-        switch::render(&mut o, sw);
+        switch::render(&mut o, sw, window);
     }
     network::links(&mut o, r);
     network::deadlocks(&mut o, r);

@@ -122,23 +122,25 @@ pub(super) fn flows(o: &mut String, r: &Report) {
 }
 
 pub(super) fn hosts(o: &mut String, r: &Report) {
+    let window = r.measure.to_ps.saturating_sub(r.measure.from_ps) as f64;
     let hosts: Vec<String> = r
         .hosts
         .iter()
         .filter(|h| h.paused_ps.iter().any(|x| *x > 0) || h.pfc.tx_frames > 0 || h.rx_drops > 0)
         .map(|h| {
             let paused: Vec<String> = (0..8)
-                .filter(|i| h.paused_ps[*i] > 0)
+                .filter(|i| h.paused_fraction[*i] > 0.0)
                 .map(|i| {
+                    let f = h.paused_fraction[i];
                     format!(
                         "prio {i} {} ({})",
-                        time(h.paused_ps[i]),
-                        pct(h.paused_fraction[i])
+                        time((f * window).round() as u64),
+                        pct(f)
                     )
                 })
                 .collect();
             format!(
-                "  {:<12} paused: {}; PFC frames sent: {}; rx drops: {}",
+                "  {:<12} paused in the window: {}; PFC frames sent: {}; rx drops: {}",
                 h.name,
                 if paused.is_empty() {
                     "-".into()
@@ -193,6 +195,15 @@ pub(super) fn outputs(o: &mut String, r: &Report) {
     }
     if let Some(c) = &out.pfc_log {
         lines.push(format!("  PFC event log: {}", c.display()));
+    }
+    if out.timeseries_cut {
+        lines.push(format!(
+            "  the time series stopped at {} rows (its cap): sample less often, or fewer ports",
+            crate::config::topology::outputs::MAX_TIMESERIES_ROWS
+        ));
+    }
+    for d in &out.created_dirs {
+        lines.push(format!("  created directory {}", d.display()));
     }
     if !lines.is_empty() {
         let _ = writeln!(o, "\nOutputs");

@@ -6,8 +6,8 @@ use super::{pct, time};
 use crate::report::model::{PortReport, SwitchReport};
 use std::fmt::Write;
 
-/// Render switch `sw`.
-pub(super) fn render(o: &mut String, sw: &SwitchReport) {
+/// Render switch `sw`; the window is `window` ps long.
+pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
     let _ = writeln!(
         o,
         "switch {}: lossless_drops {}",
@@ -17,7 +17,7 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport) {
     pfcstat(o, ports);
     timeline(o, ports);
     storms(o, ports);
-    paused(o, ports);
+    paused(o, ports, window);
     utilisation(o, ports);
     queues(o, ports);
     pgs(o, ports);
@@ -109,13 +109,21 @@ fn pfcstat(o: &mut String, ports: &[PortReport]) {
             continue;
         }
         let _ = writeln!(o, "  PFC {dir}: frames, then xoff/xon per priority");
+        // Columns as wide as the widest cell, with a space between any two.
+        let cell = |a: &[u64; 8], b: &[u64; 8], i: usize| format!("{}/{}", a[i], b[i]);
+        let width = rows
+            .iter()
+            .flat_map(|(_, _, a, b)| (0..8).map(|i| cell(a, b, i).len() + 1))
+            .max()
+            .unwrap_or(0)
+            .max(13);
         let _ = writeln!(
             o,
             "    {:<12} {:>9} {}",
             "Port",
             "Frames",
             (0..8)
-                .map(|i| format!("{:>13}", format!("PFC{i}")))
+                .map(|i| format!("{:>width$}", format!("PFC{i}")))
                 .collect::<String>()
         );
         for (port, n, a, b) in rows {
@@ -125,7 +133,7 @@ fn pfcstat(o: &mut String, ports: &[PortReport]) {
                 port,
                 n,
                 (0..8)
-                    .map(|i| format!("{:>13}", format!("{}/{}", a[i], b[i])))
+                    .map(|i| format!("{:>width$}", cell(a, b, i)))
                     .collect::<String>()
             );
         }
@@ -194,24 +202,27 @@ fn storms(o: &mut String, ports: &[PortReport]) {
     }
 }
 
-/// Time each port was paused by the PFC it received.
-fn paused(o: &mut String, ports: &[PortReport]) {
+/// Time each port was paused by the PFC it received in the window (`window` ps long).
+fn paused(o: &mut String, ports: &[PortReport], window: f64) {
     let paused: Vec<_> = ports
         .iter()
-        .filter(|p| p.pfc.rx_pause_ps.iter().any(|x| *x > 0))
+        .filter(|p| p.pfc.rx_pause_fraction.iter().any(|x| *x > 0.0))
         .collect();
     if paused.is_empty() {
         return;
     }
     let _ = writeln!(
         o,
-        "  Paused by received PFC: time in the run (fraction of the window)"
+        "  Paused by received PFC in the window: time (fraction of the window)"
     );
     for p in paused {
-        let (a, f) = (&p.pfc.rx_pause_ps, &p.pfc.rx_pause_fraction);
+        let f = &p.pfc.rx_pause_fraction;
         let cells: Vec<String> = (0..8)
-            .filter(|i| a[*i] > 0)
-            .map(|i| format!("prio {i}: {} ({})", time(a[i]), pct(f[i])))
+            .filter(|i| f[*i] > 0.0)
+            .map(|i| {
+                let t = time((f[i] * window).round() as u64);
+                format!("prio {i}: {t} ({})", pct(f[i]))
+            })
             .collect();
         let _ = writeln!(o, "    {:<12} {}", p.port, cells.join(", "));
     }

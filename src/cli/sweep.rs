@@ -1,0 +1,146 @@
+//! `lossless run FILE --sweep KEY=V1,V2,…`: the scenario once per value of one key, a row
+//! of chosen report metrics per run, as a table, JSON rows and a figure.
+
+use super::args::{print_out, write_json};
+use super::run::RunArgs;
+use crate::outdir::{Created, Origin};
+use crate::sim::{RunOptions, Sim};
+
+/// `--sweep`: the scenario once per value, a row of metrics each.
+pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
+    use crate::sweep::{apply, metric, DEFAULT_METRICS};
+    let text =
+        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    // Where the results go must exist before the first run, not after the last.
+    let mut created = Created::default();
+    if let Some(p) = &a.json {
+        created
+            .file(p, Origin::CommandLine)
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(d) = &a.plot {
+        created
+            .dir(d, Origin::CommandLine)
+            .map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let stem = a
+        .file
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().to_string());
+    // The file as it is first: its own errors with their true lines.
+    crate::config::parse(&a.file.display().to_string(), &stem, &text).map_err(|e| e.to_string())?;
+    let metrics: Vec<String> = if a.metric.is_empty() {
+        DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
+    } else {
+        a.metric.clone()
+    };
+    // Per value, its cells: (index of the metric path, column, value).
+    let mut rows: Vec<(String, Vec<crate::report::sweep_plot::Cell>)> = Vec::new();
+    for value in &sweep.values {
+        let json = apply(&text, &sweep.key, value)?;
+        let name = format!("{} ({}={value})", a.file.display(), sweep.key);
+        // The swept document is JSON on one line: its line numbers and snippets would point
+        // nowhere, so an error names the file, the value and the key.
+        let loaded = crate::config::parse(&name, &stem, &json).map_err(|mut e| {
+            e.line = None;
+            e.message = e.message.lines().next().unwrap_or_default().to_string();
+            e.to_string()
+        })?;
+        let mut scenario = loaded.scenario;
+        scenario.run.outputs.pcap = None;
+        scenario.run.outputs.timeseries = None;
+        let opts = RunOptions {
+            seed: a.seed,
+            duration: a.duration,
+            ..RunOptions::default()
+        };
+        let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
+        sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;
+        let report = crate::report::json::report(&sim.outcome()).to_value();
+        // A path that names nothing is a mistake, not an empty column.
+        if let Some(m) = metrics.iter().find(|m| metric(&report, m).is_empty()) {
+            if !DEFAULT_METRICS.contains(&m.as_str()) {
+                return Err(crate::sweep::unknown_metric(&report, m));
+            }
+        }
+        let cells = metrics
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| metric(&report, m).into_iter().map(move |(c, v)| (i, c, v)))
+            .collect();
+        if !a.quiet {
+            eprintln!("ran {}={value}", sweep.key);
+        }
+        rows.push((value.clone(), cells));
+    }
+    let mut columns: Vec<String> = Vec::new();
+    for (_, cells) in &rows {
+        for (_, c, _) in cells {
+            if !columns.contains(c) {
+                columns.push(c.clone());
+            }
+        }
+    }
+    if let Some(path) = &a.json {
+        let out = crate::sweep::SweepReport {
+            file: a.file.display().to_string(),
+            key: sweep.key.clone(),
+            rows: rows
+                .iter()
+                .map(|(v, cells)| crate::sweep::SweepRow {
+                    value: v.clone(),
+                    metrics: cells
+                        .iter()
+                        .map(|(_, c, v)| (c.clone(), v.clone()))
+                        .collect(),
+                })
+                .collect(),
+        };
+        let out = serde_json::to_value(&out).expect("a sweep serializes");
+        write_json(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let mut t = format!("{:<16}", sweep.key);
+    for c in &columns {
+        t += &format!(" {:>24}", c);
+    }
+    t.push('\n');
+    for (v, cells) in &rows {
+        t += &format!("{v:<16}");
+        for c in &columns {
+            let cell = cells.iter().find(|(_, k, _)| k == c).map(|(.., x)| x);
+            t += &format!(" {:>24}", show(cell));
+        }
+        t.push('\n');
+    }
+    if let Some(dir) = &a.plot {
+        use crate::report::sweep_plot;
+        let cells: Vec<_> = rows.iter().map(|(_, c)| c.clone()).collect();
+        let panels = sweep_plot::panels(&metrics, &cells);
+        let title = format!("{} — sweep of {}", a.file.display(), sweep.key);
+        let files = sweep_plot::write(dir, &title, &sweep.key, &sweep.values, &panels, &t)?;
+        if !a.quiet {
+            eprintln!(
+                "plots: {}",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    if !a.quiet {
+        print_out(&t);
+    }
+    Ok(())
+}
+
+/// A metric cell: numbers with at most 4 decimals (throughputs in Gb/s when named `_bps`).
+fn show(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None | Some(serde_json::Value::Null) => "-".into(),
+        Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+        Some(serde_json::Value::Number(n)) => format!("{:.4}", n.as_f64().unwrap_or(0.0)),
+        Some(x) => x.to_string(),
+    }
+}

@@ -1,0 +1,223 @@
+//! Guard rails of the command line: no flag can exhaust memory or disk, a path that names
+//! nothing is an error that says what would, and files are created only where the user
+//! asked. Each rule below has the error or warning a user sees.
+
+mod common;
+
+use common::{lossless, root, scenario, tmp};
+use std::process::Output;
+
+fn line_rate() -> String {
+    root()
+        .join("configs/labs/line-rate.yaml")
+        .display()
+        .to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn plot_sampling_is_bounded() {
+    let dir = tmp("guard-plot");
+    let d = dir.to_str().unwrap();
+    // 1 ms at 1 ps is 10⁹ samples: refused before the run, with an interval that fits.
+    let o = lossless(&[
+        "run",
+        &line_rate(),
+        "--quiet",
+        "--plot",
+        d,
+        "--plot-interval",
+        "1ps",
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("--plot-interval 1ps over 1ms is 1000000001 samples; at most 20000"),
+        "{e}"
+    );
+    // The same interval over a window short enough is fine: 10 ns at 1 ps.
+    let o = lossless(&[
+        "run",
+        &line_rate(),
+        "--quiet",
+        "--plot",
+        d,
+        "--plot-interval",
+        "1ps",
+        "--plot-window",
+        "10us,10010ns",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = lossless(&["run", &line_rate(), "--plot", d, "--plot-interval", "0"]);
+    assert!(stderr(&o).contains("an interval needs to be above 0, such as 20ns"));
+    // A window after the end of the run: a warning, not a silent empty page.
+    let o = lossless(&[
+        "run",
+        &line_rate(),
+        "--quiet",
+        "--plot",
+        d,
+        "--plot-window",
+        "2ms,3ms",
+    ]);
+    assert!(o.status.success());
+    assert!(
+        stderr(&o).contains("warning: --plot-window 2ms,3ms starts after the run ended (1ms)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_time_series_of_known_length_is_bounded() {
+    let text = std::fs::read_to_string(line_rate()).unwrap()
+        + "outputs: {timeseries: {interval: 1ps, ports: [sw:Ethernet0], priorities: [3]}}\n";
+    let f = scenario("guard-ts.yaml", &text);
+    for cmd in ["check", "run"] {
+        let o = lossless(&[cmd, f.to_str().unwrap()]);
+        assert!(!o.status.success(), "{cmd}");
+        let e = stderr(&o);
+        // One port, one priority: one row a sample, 10⁹ + 1 samples.
+        assert!(
+            e.contains("outputs.timeseries.interval: 1ps over 1ms writes 1000000001 rows (1 a sample); at most 2000000"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_metric_is_an_error_naming_the_nearest() {
+    let o = lossless(&[
+        "run",
+        &line_rate(),
+        "--sweep",
+        "seed=1,2",
+        "--metric",
+        "totals.drop",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o)
+            .contains("--metric totals.drop: the report has no such value (nearest: totals.drops"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn command_line_paths_create_no_directories() {
+    let base = tmp("guard-paths");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let json = base.join("no/such/dir/x.json");
+    let o = lossless(&[
+        "run",
+        &line_rate(),
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no/such/dir does not exist"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!base.join("no").exists(), "nothing created");
+    // --out-dir is explicit: the scenario's own outputs go under it, and it is created.
+    let text = std::fs::read_to_string(line_rate()).unwrap()
+        + "outputs: {timeseries: {interval: 100us}, json: r.json}\n";
+    let f = scenario("guard-out.yaml", &text);
+    let out = base.join("o");
+    let o = lossless(&[
+        "run",
+        f.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("r.json").is_file());
+    assert!(out.join("out/guard-out-timeseries.csv").is_file());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("created directory {}", out.join("out").display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_refuses_what_run_refuses_and_reads_several_files() {
+    let f = scenario(
+        "guard-unbounded.yaml",
+        "switches:\n  - name: s\n    ports: {count: 2}\nhosts:\n  - {name: a, attach: s:Ethernet0}\n  - {name: b, attach: s:Ethernet1}\nflows:\n  - {src: a, dst: b}\n",
+    );
+    let o = lossless(&["check", "--quiet", f.to_str().unwrap(), &line_rate()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("has no duration and flows without size, packets or stop"),
+        "{}",
+        stderr(&o)
+    );
+    // The other file is still checked.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("line-rate.yaml: OK"));
+    let f = scenario(
+        "guard-rate.yaml",
+        "duration: 1ms\nswitches:\n  - name: s\n    ports: {count: 2}\nhosts:\n  - {name: a, attach: s:Ethernet0}\n  - {name: b, attach: s:Ethernet1}\nflows:\n  - {name: c, src: a, dst: b, pattern: cbr, rate: 200G}\n",
+    );
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains(":9: flows.c.rate: 200G is above the 100G link of host a"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn errors_name_the_file_in_their_snippets_and_sweeps_name_the_value() {
+    let f = scenario(
+        "guard-snippet.yaml",
+        "switches:\n  - name: s\n    ports: {count: 2, speeed: 10G}\n",
+    );
+    let e = stderr(&lossless(&["check", f.to_str().unwrap()]));
+    assert!(
+        e.contains(&format!("--> {}:3:", f.display())) && !e.contains("<input>"),
+        "{e}"
+    );
+    let o = lossless(&[
+        "run",
+        &line_rate(),
+        "--sweep",
+        "switches.sw.ports.speed=10G,nope",
+    ]);
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "line-rate.yaml (switches.sw.ports.speed=nope): sw.ports.speed: `nope` is not a rate"
+        ),
+        "{e}"
+    );
+    assert!(
+        !e.contains(":1:"),
+        "no line of the re-written document: {e}"
+    );
+}
+
+#[test]
+fn an_onoff_flow_does_not_count_its_off_periods_as_skipped_slots() {
+    // 10 µs on, 30 µs off at 10G over 1 ms: nothing pauses it, so no slot is skipped.
+    let text = std::fs::read_to_string(line_rate()).unwrap().replace(
+        "pattern: greedy}",
+        "pattern: onoff, on: 10us, off: 30us, rate: 10G}",
+    );
+    let f = scenario("guard-onoff.yaml", &text);
+    let r = common::run(&f, "guard-onoff.json", &[]);
+    let flow = &r["flows"][0];
+    assert_eq!(common::u(&flow["skipped_slots"]), 0, "{flow}");
+    // 25 on periods of 10 µs at one frame per 1.2304 µs: 9 or 10 frames each (the first
+    // at the period's start, the rest on the flow's slot grid).
+    let tx = common::u(&flow["tx_packets"]);
+    assert!((25 * 9..=25 * 10).contains(&tx), "{tx}");
+}
