@@ -352,3 +352,160 @@ fn a_sweep_with_plot_draws_each_metric_against_the_values() {
         assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
     }
 }
+
+/// The texts of an SVG, in document order.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..t.find("</text>")?];
+            Some(body.trim().to_string())
+        })
+        .collect()
+}
+
+/// Each buffer panel's title with the legend entries drawn before it (a panel's legend
+/// sits beside it and is drawn first).
+fn panels(svg: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut legend = Vec::new();
+    for t in texts(svg) {
+        if t.contains(" ingress PG ")
+            || t.contains(" egress queue ")
+            || t.contains("receive buffer")
+        {
+            out.push((t, std::mem::take(&mut legend)));
+        } else {
+            legend.push(t);
+        }
+    }
+    out
+}
+
+#[test]
+fn buffer_panels_keep_pg_and_queue_levels_apart_and_give_headroom_its_own_axis() {
+    let dir = tmp("plots-panels");
+    plot("incast-pfc", &dir, &["--duration", "600us"]);
+    let svg = std::fs::read_to_string(dir.join("buffers.svg")).unwrap();
+    let found = panels(&svg);
+    // Three senders' PG 3 and the receiver's queue 3 held data.
+    let pgs: Vec<_> = found
+        .iter()
+        .filter(|(t, _)| t.contains("ingress PG 3 (lossless)"))
+        .collect();
+    let queues: Vec<_> = found
+        .iter()
+        .filter(|(t, _)| t.contains("egress queue 3"))
+        .collect();
+    assert_eq!((pgs.len(), queues.len()), (3, 1), "{found:?}");
+    for (title, legend) in &pgs {
+        for entry in [
+            "PG shared",
+            "XOFF level (limit)",
+            "XON level",
+            "PG headroom (right axis)",
+            "headroom capacity",
+        ] {
+            assert!(legend.iter().any(|l| l == entry), "{title}: {legend:?}");
+        }
+    }
+    for (title, legend) in &queues {
+        assert!(
+            !legend
+                .iter()
+                .any(|l| l.contains("XOFF") || l.contains("XON")),
+            "{title}: {legend:?}"
+        );
+    }
+    // The headroom axis is drawn once per lossless PG panel.
+    assert_eq!(svg.matches("headroom, B").count(), pgs.len());
+    // The scheduling lab's lossy queue holds megabytes: its panel is there too.
+    let dir = tmp("plots-lossy");
+    plot("scheduling", &dir, &["--duration", "1ms"]);
+    let svg = std::fs::read_to_string(dir.join("buffers.svg")).unwrap();
+    assert!(
+        panels(&svg).iter().any(|(t, _)| t.contains("(lossy)")),
+        "{:?}",
+        panels(&svg)
+    );
+}
+
+#[test]
+fn drops_are_plotted_by_reason_when_there_are_any() {
+    let dir = tmp("plots-drops");
+    plot("incast-lossy", &dir, &["--duration", "1ms"]);
+    check_svg(&dir.join("drops.svg"));
+    let svg = std::fs::read_to_string(dir.join("drops.svg")).unwrap();
+    assert!(
+        texts(&svg).iter().any(|t| t == "tor: ingress_limit"),
+        "{:?}",
+        texts(&svg)
+    );
+    // Lossless drops have their own line, first, in red.
+    let dir = tmp("plots-lossless-drops");
+    plot("headroom-too-small", &dir, &[]);
+    let svg = std::fs::read_to_string(dir.join("drops.svg")).unwrap();
+    assert!(texts(&svg)
+        .iter()
+        .any(|t| t == "tor: LOSSLESS (any reason)"));
+    // No drops, no figure.
+    let dir = tmp("plots-no-drops");
+    plot("incast-pfc", &dir, &["--duration", "600us"]);
+    assert!(!dir.join("drops.svg").exists());
+}
+
+#[test]
+fn no_plotted_rate_exceeds_its_link() {
+    use lossless::report::plot::{flow_rates, link_utilisation};
+    use lossless::sim::{RunOptions, Sim};
+    use lossless_buffer_model::Time;
+    let mut labs: Vec<_> = std::fs::read_dir(root().join("configs/labs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    labs.sort();
+    for lab in labs {
+        // Coarse over 1 ms, and 20 ns over 100 µs of it: each point is the bits received
+        // in its interval, every frame counted over its wire time.
+        for (every, window) in [
+            (Time::from_ns(500), None),
+            (
+                Time::from_ns(20),
+                Some((Time::from_us(400), Time::from_us(500))),
+            ),
+        ] {
+            let scenario = lossless::config::load(&lab).unwrap().scenario;
+            let opts = RunOptions {
+                duration: Some(Time::from_ms(1)),
+                record: Some(every),
+                record_window: window,
+                max_plot_samples: 20_000,
+                ..RunOptions::default()
+            };
+            let mut sim = Sim::new(scenario, &opts).unwrap();
+            sim.run(|_| {}).unwrap();
+            let rec = sim.recording().unwrap();
+            let mut seen = 0;
+            for (name, link, pts) in flow_rates(rec) {
+                for (t, bps) in pts {
+                    assert!(
+                        bps <= link * (1.0 + 1e-9),
+                        "{}: flow {name} at {t} µs: {bps} bit/s over a {link} link",
+                        lab.display()
+                    );
+                    seen += 1;
+                }
+            }
+            for (name, pts) in link_utilisation(rec) {
+                for (t, u) in pts {
+                    assert!(
+                        u <= 1.0 + 1e-9,
+                        "{}: {name} at {t} µs busy {u}",
+                        lab.display()
+                    );
+                }
+            }
+            assert!(seen > 0, "{}: no flow rate plotted", lab.display());
+        }
+    }
+}
