@@ -155,9 +155,9 @@ fn panel<DB: DrawingBackend>(
     shade(cx, &mut chart, y0, y1)?;
     chart
         .configure_mesh()
-        .x_desc("µs")
+        .x_desc(cx.x_unit())
         .y_desc("KB")
-        .x_label_formatter(&|v| num(*v))
+        .x_label_formatter(&|v| cx.x_label(*v))
         .y_label_formatter(&|v| num(*v))
         .draw()
         .map_err(err)?;

@@ -60,6 +60,27 @@ pub(crate) struct Ctx<'a> {
     hi: f64,
 }
 
+impl Ctx<'_> {
+    /// Time axes are in µs; over more than 10 ms their labels are in ms.
+    fn in_ms(&self) -> bool {
+        self.hi - self.lo > 10_000.0
+    }
+
+    /// The time axis's unit.
+    pub(crate) fn x_unit(&self) -> &'static str {
+        if self.in_ms() {
+            "ms"
+        } else {
+            "µs"
+        }
+    }
+
+    /// A time axis label for `x` µs.
+    pub(crate) fn x_label(&self, x: f64) -> String {
+        num(if self.in_ms() { x / 1e3 } else { x })
+    }
+}
+
 /// Write the figures and index.html into `dir` (which exists); returns the files written.
 pub fn write(
     rec: &Recording,
@@ -249,9 +270,9 @@ pub(crate) fn lines<DB: DrawingBackend>(
     shade(cx, &mut chart, 0.0, top * 1.1)?;
     chart
         .configure_mesh()
-        .x_desc("µs")
+        .x_desc(cx.x_unit())
         .y_desc(y_desc)
-        .x_label_formatter(&|v| num(*v))
+        .x_label_formatter(&|v| cx.x_label(*v))
         .y_label_formatter(&|v| num(*v))
         .draw()
         .map_err(err)?;

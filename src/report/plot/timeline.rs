@@ -3,7 +3,7 @@
 //! ticks closer than a few pixels merge into a grey bar instead of painting the row black.
 //! Deadlocks: a dashed line where one formed, a solid one where it was detected.
 
-use super::{err, num, shade, us, Ctx, Res, W};
+use super::{err, shade, us, Ctx, Res, W};
 use lossless_buffer_model::Time;
 use plotters::prelude::*;
 
@@ -126,8 +126,8 @@ pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
         shade(cx, &mut chart, 0.0, n as f64)?;
         chart
             .configure_mesh()
-            .x_desc("µs")
-            .x_label_formatter(&|v| num(*v))
+            .x_desc(cx.x_unit())
+            .x_label_formatter(&|v| cx.x_label(*v))
             .y_labels(0)
             .disable_y_mesh()
             .draw()
