@@ -135,6 +135,17 @@ pub fn apply(yaml: &str, key: &str, value: &str) -> Result<String, String> {
     unreachable!("the loop returns at the last segment")
 }
 
+/// Load a document [`apply`] produced. It is JSON on one line, so its line numbers and
+/// snippets would point nowhere: an error names `name` (the file and what was applied),
+/// the key and the rule.
+pub fn parse_applied(name: &str, stem: &str, json: &str) -> Result<crate::config::Loaded, String> {
+    crate::config::parse(name, stem, json).map_err(|mut e| {
+        e.line = None;
+        e.message = e.message.lines().next().unwrap_or_default().to_string();
+        e.to_string()
+    })
+}
+
 fn keys(m: &serde_json::Map<String, Value>) -> String {
     m.keys().cloned().collect::<Vec<_>>().join(", ")
 }

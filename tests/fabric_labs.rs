@@ -92,7 +92,29 @@ fn leaf_spine_hash_collides_two_elephants_on_one_uplink() {
         let paused = f(&named(hosts, src)["paused_fraction"][3]) > 0.0;
         assert_eq!(paused, shared.contains(&x), "{src}");
     }
-    assert!(f(&g["balance"]) > 4.0 / 3.0);
+    // docs/labs/leaf-spine.md, answers 2–3. The shared uplink's queue is what PFC allows:
+    // leaf1's two PGs at α·S/(1 + 2α) each (24 MB, α = 1/8), in frames of 6 cells; a frame
+    // behind it waits that many wire times, plus its path (0.5 %).
+    let pg = 24e6 / 8.0 / (1.0 + 2.0 / 8.0);
+    let queued_ps = 2.0 * pg / 1536.0 * 123_040.0 + path_latency_ps(2) as f64;
+    for x in &shared {
+        let max = u(&x["latency_ps"]["max"]) as f64;
+        assert!((max - queued_ps).abs() < 0.005 * queued_ps, "{x}");
+    }
+    // Balance counts bytes steered: from e2's start (100 µs) the shared uplink is steered
+    // two line rates until its PGs are full (each grows by half a 1536 B frame per frame
+    // time), then one. Over the 300 µs–1 ms window, against one line rate for each of the
+    // two other busy members (1 %).
+    let full_us = 100.0 + pg / (0.5 * 1536.0 / 123.04) / 1e3;
+    let busy = 2.0 * (full_us - 300.0) + (1000.0 - full_us);
+    let share = busy / (busy + 2.0 * 700.0);
+    let balance = f(&g["balance"]);
+    assert!(
+        (balance - 4.0 * share).abs() < 0.01 * 4.0 * share,
+        "{balance} vs {}",
+        4.0 * share
+    );
+    assert!(balance > 4.0 / 3.0);
     assert_eq!(reordered(&r), [0, 0, 0, 0]);
 }
 
@@ -321,10 +343,38 @@ fn deadlock_ring_is_found_named_and_never_clears() {
         serde_json::json!(["s1:Ethernet1 q3", "s2:Ethernet1 q3", "s3:Ethernet1 q3"])
     );
     let formed = u(&x["formed_ps"]);
+    // Answers 1–3 (docs/labs/deadlock.md): each Ethernet1 FIFO sends its host's flow at
+    // the share h = 1 / (1 + h), the golden ratio's 0.618, and the passing flow at 1 − h.
+    // The host PG keeps (1 − 1/(1 + h)) of a 1536 B frame per 123.04 ns and crosses the
+    // pool's limit with the Ethernet2 PG at h times its level; the Ethernet2 PG, growing at
+    // (h − h/(1 + h)) frames per frame time, crosses later at the two-PG limit: the cycle.
+    let h = (5f64.sqrt() - 1.0) / 2.0;
+    let (s, alpha) = (24e6, 1.0 / 8.0);
+    let frame = 1536.0 / 123.04; // B/ns
+    let host_pg = alpha * s / (1.0 + alpha * (1.0 + h));
+    let host_xoff_ns = host_pg / ((1.0 - 1.0 / (1.0 + h)) * frame);
+    let through_pg = alpha * s / (1.0 + 2.0 * alpha);
+    let formed_ns = host_xoff_ns + (through_pg - h * host_pg) / ((h - h / (1.0 + h)) * frame);
+    for sw in ["s1", "s2", "s3"] {
+        let t = u(&port(&r, sw, "Ethernet0")["pfc"]["first_tx_xoff_ps"][3]) as f64 / 1e3;
+        assert!(
+            (t - host_xoff_ns).abs() < 0.003 * host_xoff_ns,
+            "{sw}: first XOFF {t} ns vs {host_xoff_ns}"
+        );
+    }
     assert!(
-        formed > 0 && formed < 1_000_000_000,
-        "forms within 1 ms: {formed}"
+        (formed as f64 / 1e3 - formed_ns).abs() < 0.005 * formed_ns,
+        "formed {formed} ps vs {formed_ns} ns"
     );
+    // Each flow arrives at the passing share of a link while the ring moves (0.5 %).
+    let line = 1518.0 / 1538.0 * 100e9;
+    for name in flow_names() {
+        let t = common::f(&named(&r["flows"], name)["throughput_bps"]);
+        assert!(
+            (t - (1.0 - h) * line).abs() < 0.005 * (1.0 - h) * line,
+            "{name}: {t}"
+        );
+    }
     assert_eq!(u(&x["detected_ps"]), formed + 10_000_000_000);
     assert!(x["cleared_ps"].is_null());
     assert_eq!(d["stopped_run"], false);
@@ -389,23 +439,43 @@ fn deadlock_ring_with_the_watchdog_resumes_after_detection_and_restoration() {
         t.replace(RING_QOS, wd)
     });
     assert!(r["deadlocks"]["found"].as_array().unwrap().is_empty());
-    // Traffic stops when the ring locks and comes back detection + restoration later,
-    // within two polling intervals.
-    for name in flow_names() {
-        let gap = u(&named(&r["flows"], name)["longest_gap_ps"]);
-        assert!(
-            (3_800_000_000..=4_400_000_000).contains(&gap),
-            "{name}: longest gap {gap} ps"
-        );
-    }
+    // Answer 5: the ring locks `formed` after each (re)start, as without the watchdog; the
+    // first poll past that still sees frames leave, the stuck condition counts from it, and
+    // detection (D) then restoration (R) follow. The period is that poll's wait + D + R.
+    let plain = deadlock_lab("pfc-formed", |t| t);
+    let formed = u(&plain["deadlocks"]["found"][0]["formed_ps"]);
+    let (poll, d, rest) = (200_000_000u64, 2_000_000_000u64, 2_000_000_000u64);
+    let first_poll = formed.div_ceil(poll) * poll;
+    let period = first_poll + d + rest;
+    let end = u(&r["sim_time_ps"]);
+    let want: Vec<[u64; 2]> = (0..)
+        .map(|k| k * period + first_poll + d)
+        .take_while(|t| *t < end)
+        .map(|t| [t, t + rest])
+        .collect();
+    assert_eq!(want.len(), 6, "storms at 3, 8, …, 28 ms");
     for sw in ["s1", "s2", "s3"] {
         let w = &port(&r, sw, "Ethernet1")["pfcwd"][0];
         assert_eq!(u(&w["queue"]), 3);
-        assert!(
-            u(&w["storms"]) >= 2 && u(&w["restorations"]) >= 2,
-            "{sw}: {w}"
-        );
+        let history: Vec<[u64; 2]> = w["history_ps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| [u(&p[0]), u(&p[1])])
+            .collect();
+        assert_eq!(history, want, "{sw}");
         assert!(u(&w["dropped_packets"]) > 0);
+    }
+    // Each flow's longest stall: from its last frame before the lock (about `formed` into
+    // the cycle) to its first after restoration, the wait for the poll + D + R, plus a
+    // path's latency either way (within 0.5 %).
+    let stall = (first_poll - formed + d + rest) as f64;
+    for name in flow_names() {
+        let gap = u(&named(&r["flows"], name)["longest_gap_ps"]) as f64;
+        assert!(
+            (gap - stall).abs() < 0.005 * stall,
+            "{name}: longest gap {gap} ps vs {stall}"
+        );
     }
 }
 
@@ -438,6 +508,25 @@ fn deadlock_ring_with_one_lossy_hop_keeps_moving() {
     assert!(drops("s3") > 0);
     assert_eq!(drops("s1") + drops("s2"), 0);
     assert_eq!(port(&r, "s3", "Ethernet2")["pfc"]["tx_frames"], 0);
+    // Answer 6: f13 and f32 get about half a link (PFC at s2 and s1 shares each Ethernet1
+    // between a host and a passing flow); f21 gets what f32 leaves of s3's Ethernet1,
+    // whose tail drops lock it out.
+    let line = 1518.0 / 1538.0 * 100e9;
+    let rate = |n: &str| common::f(&named(&r["flows"], n)["throughput_bps"]);
+    for name in ["f13", "f32"] {
+        assert!(
+            (rate(name) - line / 2.0).abs() < 0.03 * line / 2.0,
+            "{name}: {}",
+            rate(name)
+        );
+    }
+    let through_s3 = u(&port(&r, "s3", "Ethernet1")["queues"][3]["tx_packets"]);
+    let f21 = u(&named(&r["flows"], "f21")["rx_packets"]);
+    assert!(
+        f21 * 10 < through_s3,
+        "f21 {f21} of {through_s3} frames s3 sent to s1"
+    );
+    assert!(rate("f21") < 0.2 * rate("f32"), "{}", rate("f21"));
     // Every flow still delivers at the end of the run, and never stalled for 1 ms.
     let end = u(&r["sim_time_ps"]);
     for name in flow_names() {

@@ -221,3 +221,53 @@ fn an_onoff_flow_does_not_count_its_off_periods_as_skipped_slots() {
     let tx = common::u(&flow["tx_packets"]);
     assert!((25 * 9..=25 * 10).contains(&tx), "{tx}");
 }
+
+#[test]
+fn a_shorter_duration_cuts_the_files_windows_and_says_so() {
+    // The file measures from 1 ms: a 500 µs look still runs, measures the whole run and
+    // says why, instead of reporting an empty window; with --sweep too.
+    let file = root().join("configs/labs/global-pause.yaml");
+    let f = file.to_str().unwrap();
+    let json = tmp("short-duration.json");
+    let o = lossless(&[
+        "run",
+        f,
+        "--quiet",
+        "--duration",
+        "500us",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("measure.from: 1ms is at or after the end of the run (500us, --duration): measuring the whole run"),
+        "{e}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["measure"]["from_ps"], 0);
+    assert_eq!(r["measure"]["to_ps"], 500_000_000u64);
+    let o = lossless(&[
+        "run",
+        f,
+        "--quiet",
+        "--duration",
+        "500us",
+        "--sweep",
+        "seed=1,2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("measuring the whole run"));
+    // A longer one makes room for windows the file's own 2 ms would refuse.
+    let o = lossless(&[
+        "run",
+        f,
+        "--quiet",
+        "--duration",
+        "3ms",
+        "--sweep",
+        "measure={from: 1ms, to: 3ms}",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

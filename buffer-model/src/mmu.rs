@@ -520,6 +520,26 @@ impl Mmu {
         self.xon_level_of(&self.pgs[slot(port, pg)])
     }
 
+    /// The shared-use limit PG `pg` of `port` would have with `cells` more cells of the
+    /// pool in use: the limit a frame of that many cells is tested against (α·(S − X), X
+    /// counting the frame), bytes.
+    pub fn pg_limit_with_bytes(&self, port: usize, pg: usize, cells: u64) -> u64 {
+        let p = &self.pgs[slot(port, pg)];
+        match p.threshold {
+            None => 0,
+            Some(Threshold::Static(b)) => b.get(),
+            Some(Threshold::Dynamic(n)) => {
+                let pool = &self.pools[p.pool];
+                let free = pool.size_cells.saturating_sub(pool.shared_used + cells) * self.cell;
+                if n >= 0 {
+                    free << n
+                } else {
+                    free >> -n
+                }
+            }
+        }
+    }
+
     fn limit_of(&self, p: &PgState) -> u64 {
         p.threshold.map_or(0, |th| self.limit_bytes(th, p.pool))
     }

@@ -88,8 +88,11 @@ pub enum Transition {
     Restored,
 }
 
+/// Storms a queue's watchdog remembers, each with when it was detected and restored.
+pub const STORM_HISTORY: usize = 64;
+
 /// Watchdog state of one queue.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct QueueWatchdog {
     last: Option<Observation>,
     /// Since when the storm condition has held continuously.
@@ -108,6 +111,9 @@ pub struct QueueWatchdog {
     pub first_detected: Option<Time>,
     /// The poll that last restored the queue.
     pub last_restored: Option<Time>,
+    /// The first [`STORM_HISTORY`] storms: the poll that detected each, and the one that
+    /// restored it (None: still stormed).
+    pub history: Vec<(Time, Option<Time>)>,
 }
 
 impl QueueWatchdog {
@@ -129,6 +135,9 @@ impl QueueWatchdog {
                 self.suspect_since = None;
                 self.restorations += 1;
                 self.last_restored = Some(now);
+                if let Some(last) = self.history.last_mut().filter(|h| h.1.is_none()) {
+                    last.1 = Some(now);
+                }
                 return Some(Transition::Restored);
             }
             return None;
@@ -147,6 +156,9 @@ impl QueueWatchdog {
             self.stormed = true;
             self.storms += 1;
             self.first_detected.get_or_insert(now);
+            if self.history.len() < STORM_HISTORY {
+                self.history.push((now, None));
+            }
             return Some(Transition::StormDetected);
         }
         None

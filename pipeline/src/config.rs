@@ -63,6 +63,22 @@ impl Named for Trust {
         &[("dscp", Trust::Dscp), ("dot1p", Trust::Dot1p)];
 }
 
+/// Which link-layer flow control a port speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlowControl {
+    /// IEEE 802.1Qbb priority flow control: XOFF and XON per priority.
+    #[default]
+    Pfc,
+    /// IEEE 802.3x PAUSE: one pause time for the whole link, every priority at once. The
+    /// lossless PGs still decide XOFF and XON; their frames pause the link.
+    Pause,
+}
+
+impl Named for FlowControl {
+    const WORDS: &'static [(&'static str, FlowControl)] =
+        &[("pfc", FlowControl::Pfc), ("pause", FlowControl::Pause)];
+}
+
 /// QoS maps and PFC settings (SONiC names).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QosConfig {
@@ -83,6 +99,8 @@ pub struct QosConfig {
     /// Asymmetric PFC (SONiC `pfc_asym`): honour received PFC on every priority, generate
     /// it only for `pfc_enable`.
     pub pfc_asym: bool,
+    /// PFC per priority, or 802.3x PAUSE of the whole link.
+    pub flow_control: FlowControl,
     /// Quanta carried by XOFF frames.
     pub pause_quanta: u16,
     /// How long after a PFC frame arrives this switch may still start frames.
@@ -124,6 +142,7 @@ impl Default for QosConfig {
             tc_to_dot1p: None,
             pfc_enable: (1 << 3) | (1 << 4),
             pfc_asym: false,
+            flow_control: FlowControl::Pfc,
             pause_quanta: 0xFFFF,
             pfc_response: Time::ZERO,
             scheduler: [Discipline::Dwrr(DEFAULT_DWRR_WEIGHT); PRIORITIES],
@@ -134,9 +153,10 @@ impl Default for QosConfig {
 }
 
 impl QosConfig {
-    /// Priorities whose received PFC frames this switch acts on.
+    /// Priorities whose received pauses this switch acts on: every one for an 802.3x PAUSE
+    /// (it stops the link) or with asymmetric PFC, else the PFC-enabled ones.
     pub fn pfc_honoured(&self) -> u8 {
-        if self.pfc_asym {
+        if self.pfc_asym || self.flow_control == FlowControl::Pause {
             0xFF
         } else {
             self.pfc_enable

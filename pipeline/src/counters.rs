@@ -18,6 +18,8 @@ pub struct PfcCounters {
     pub first_tx_xoff: [Option<Time>; PRIORITIES],
     /// When this port started its last frame resuming priority p.
     pub last_tx_xon: [Option<Time>; PRIORITIES],
+    /// When this port started its last frame pausing priority p (an XOFF or a refresh).
+    pub last_tx_xoff: [Option<Time>; PRIORITIES],
 }
 
 impl PfcCounters {
@@ -57,6 +59,10 @@ pub struct PortCounters {
     pub rx_pfc_frames: u64,
     /// PFC per priority.
     pub pfc: PfcCounters,
+    /// 802.3x PAUSE frames sent (any pause time, 0 included).
+    pub tx_pause_frames: u64,
+    /// 802.3x PAUSE frames received and acted on.
+    pub rx_pause_frames: u64,
     /// Time the transmitter has been (or is committed to be) busy: the wire time of every
     /// frame started, preamble and gap included.
     pub tx_busy: Time,
@@ -70,11 +76,19 @@ impl PortCounters {
         for p in (0..PRIORITIES).filter(|p| enable & (1 << p) != 0) {
             if quanta[p] > 0 {
                 self.pfc.first_tx_xoff[p].get_or_insert(now);
+                self.pfc.last_tx_xoff[p] = Some(now);
             } else {
                 self.pfc.last_tx_xon[p] = Some(now);
             }
         }
         self.tx_pfc_frames += 1;
+        self.tx_packets += 1;
+        self.tx_bytes += crate::wire::pfc::PFC_FRAME_LEN as u64;
+    }
+
+    /// Count an 802.3x PAUSE frame this port started: as a frame and 64 bytes on the wire.
+    pub fn count_pause_sent(&mut self) {
+        self.tx_pause_frames += 1;
         self.tx_packets += 1;
         self.tx_bytes += crate::wire::pfc::PFC_FRAME_LEN as u64;
     }

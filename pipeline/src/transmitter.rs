@@ -11,9 +11,10 @@
 //!
 //! [`touch`]: Transmitter::touch
 
+use crate::config::FlowControl;
 use crate::counters::PortCounters;
 use crate::packet::Packet;
-use crate::wire::pfc::{pfc_frame, PFC_FRAME_LEN};
+use crate::wire::pfc::{pause_frame, pfc_frame, PFC_FRAME_LEN};
 use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator, PfcRequest};
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use std::cell::Cell;
@@ -37,6 +38,8 @@ pub struct Transmitter {
     pub counters: PortCounters,
     /// How far back a late poll may date a frame's start (0: exact, the virtual-time case).
     catch_up: Time,
+    /// PFC per priority, or 802.3x PAUSE of the whole link.
+    flow_control: FlowControl,
     /// The owner's next possible start, as last computed; None once something changed.
     next: Cell<Option<Option<Time>>>,
 }
@@ -56,8 +59,21 @@ impl Transmitter {
             pfc: PfcGenerator::new(speed, pause_quanta),
             counters: PortCounters::default(),
             catch_up: Time::ZERO,
+            flow_control: FlowControl::Pfc,
             next: Cell::new(None),
         }
+    }
+
+    /// Speak 802.3x PAUSE instead of PFC (or back): the XOFF of any priority pauses the
+    /// whole link, and the XON comes when no priority is held any more.
+    pub fn with_flow_control(mut self, fc: FlowControl) -> Transmitter {
+        self.flow_control = fc;
+        self
+    }
+
+    /// PFC per priority, or 802.3x PAUSE.
+    pub fn flow_control(&self) -> FlowControl {
+        self.flow_control
     }
 
     /// Line rate.
@@ -119,15 +135,34 @@ impl Transmitter {
     }
 
     /// Start the pending PFC frame at `now`, built in `buf`: counted, the wire busy for its
-    /// 64 bytes. PFC frames answer the state now, so they are never dated back.
+    /// 64 bytes. PFC frames answer the state now, so they are never dated back. With
+    /// 802.3x PAUSE the frame is a PAUSE: the request's pause time if it pauses anything,
+    /// 0 once no priority is held; none (and None) when a priority resumes while another
+    /// still holds the link.
     pub fn start_pfc(&mut self, now: Time, buf: Vec<u8>) -> Option<(Packet, PfcRequest)> {
         let req = self.pfc.take_frame(now)?;
-        self.counters.count_pfc_sent(req.enable, &req.quanta, now);
+        self.touch();
+        let pkt = match self.flow_control {
+            FlowControl::Pfc => {
+                self.counters.count_pfc_sent(req.enable, &req.quanta, now);
+                pfc_frame(buf, self.mac, req.enable, &req.quanta)
+            }
+            FlowControl::Pause => {
+                let quanta = if req.xoff_mask() != 0 {
+                    req.quanta.iter().copied().max().unwrap_or(0)
+                } else if self.pfc.xoff_mask() == 0 {
+                    0
+                } else {
+                    return None;
+                };
+                self.counters.count_pause_sent();
+                pause_frame(buf, self.mac, quanta)
+            }
+        };
         let wire = self.speed.wire_time(PFC_FRAME_LEN as u64);
         self.busy_until = now + wire;
         self.counters.tx_busy += wire;
-        self.touch();
-        Some((pfc_frame(buf, self.mac, req.enable, &req.quanta), req))
+        Some((pkt, req))
     }
 
     /// A data frame of `len` bytes starts at `start`: counted, the wire busy for it.
@@ -214,6 +249,14 @@ impl Transmitter {
         self.touch();
     }
 
+    /// Take an 802.3x PAUSE frame received at `now`: every priority's timer is (re)loaded to
+    /// `quanta`, so the whole link stops (0: it resumes).
+    pub fn receive_pause(&mut self, now: Time, quanta: u16) {
+        self.pause.receive(now, 0xFF, &[quanta; PRIORITIES]);
+        self.counters.rx_pause_frames += 1;
+        self.touch();
+    }
+
     /// Bring the link up or down at `now`; down forgets the pauses the peer asked for.
     pub fn set_link(&mut self, up: bool, now: Time) {
         self.link_up = up;
@@ -292,6 +335,39 @@ mod tests {
             t.pfc_refresh_at(),
             Some(Time::from_ns(5) + Time::from_ps(167_769_600))
         );
+    }
+
+    #[test]
+    fn with_pause_one_frame_stops_the_link_and_the_last_xon_resumes_it() {
+        let mut t = tx().with_flow_control(FlowControl::Pause);
+        t.send_xoff(1 << 3);
+        let (pkt, _) = t.start_pfc(Time::ZERO, Vec::new()).unwrap();
+        assert_eq!(
+            &pkt.data[14..18],
+            &[0x00, 0x01, 0xFF, 0xFF],
+            "PAUSE, 0xFFFF quanta"
+        );
+        t.send_xoff(1 << 4);
+        assert!(
+            t.start_pfc(Time::from_us(1), Vec::new()).is_some(),
+            "a refresh"
+        );
+        // One priority resumes, the other still holds the link: no frame.
+        t.send_xon(1 << 3);
+        assert!(t.has_pfc_pending());
+        assert!(t.start_pfc(Time::from_us(2), Vec::new()).is_none());
+        t.send_xon(1 << 4);
+        let (pkt, _) = t.start_pfc(Time::from_us(3), Vec::new()).unwrap();
+        assert_eq!(&pkt.data[16..18], &[0, 0], "PAUSE 0: resume");
+        assert_eq!(
+            (t.counters.tx_pause_frames, t.counters.tx_pfc_frames),
+            (3, 0)
+        );
+        // A PAUSE received stops every priority.
+        let mut r = tx().with_flow_control(FlowControl::Pause);
+        r.receive_pause(Time::ZERO, 100);
+        assert_eq!(r.resume_at(1 << 0, Time::ZERO), Time::from_ns(512));
+        assert_eq!(r.resume_at(1 << 7, Time::ZERO), Time::from_ns(512));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::dcqcn::{NotificationPoint, ReactionPoint};
 use crate::flow::{FlowRx, FlowTx};
 pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
 use lossless_buffer_model::{Rate, Time};
+use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::parser::{parse, MacControl, L3};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{self, BTH_LEN, CNP_LEN, OPCODE_CNP, ROCEV2_PORT};
@@ -97,7 +98,8 @@ impl Host {
         Host {
             name,
             mac,
-            tx: Transmitter::new(speed, mac, nic.pfc_response, nic.pause_quanta),
+            tx: Transmitter::new(speed, mac, nic.pfc_response, nic.pause_quanta)
+                .with_flow_control(nic.flow_control),
             nic,
             flows,
             qp_flow,
@@ -201,12 +203,22 @@ impl Host {
             Ok(p) => p,
             Err(_) => return Received::Dropped(pkt),
         };
+        let pause_mode = self.nic.flow_control == FlowControl::Pause;
         match parsed.mac_control {
+            Some(MacControl::Pfc { .. }) if pause_mode => Received::Dropped(pkt),
             Some(MacControl::Pfc { enable, quanta }) => {
                 let enable = enable & self.nic.pfc_enable;
                 match self.nic.pfc {
                     PfcMode::Honor => self.tx.receive_pfc(now, enable, &quanta),
                     PfcMode::Ignore => self.tx.counters.count_pfc_received(enable, &quanta),
+                }
+                Received::Pfc(pkt.data)
+            }
+            // An 802.3x PAUSE stops the whole link (every priority), on a link that speaks it.
+            Some(MacControl::Pause { quanta }) if pause_mode => {
+                match self.nic.pfc {
+                    PfcMode::Honor => self.tx.receive_pause(now, quanta),
+                    PfcMode::Ignore => self.tx.counters.rx_pause_frames += 1,
                 }
                 Received::Pfc(pkt.data)
             }
@@ -315,7 +327,9 @@ impl Host {
         }
         if self.tx.has_pfc_pending() {
             let buf = self.spare.pop().unwrap_or_default();
-            return self.tx.start_pfc(now, buf).map(|(pkt, _)| pkt);
+            if let Some((pkt, _)) = self.tx.start_pfc(now, buf) {
+                return Some(pkt);
+            }
         }
         let paused = self.tx.pause.paused_mask(now);
         if !self.cnps.is_empty() && paused & (1 << self.nic.cnp_priority) == 0 {
@@ -476,6 +490,7 @@ mod dcqcn_tests {
             pause_quanta: 0xFFFF,
             dcqcn: dcqcn.then(DcqcnParams::paper),
             cnp_priority: 6,
+            ..NicConfig::default()
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::dcqcn::DcqcnParams;
 use lossless_buffer_model::{Bytes, Rate, Time};
+use lossless_pipeline::config::FlowControl;
 
 /// Whether the NIC obeys PFC frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +66,8 @@ pub struct NicConfig {
     pub dcqcn: Option<DcqcnParams>,
     /// Priority the NIC sends CNPs on (the class its switch gives their DSCP).
     pub cnp_priority: u8,
+    /// PFC, or 802.3x PAUSE of the whole link (what its switch port speaks).
+    pub flow_control: FlowControl,
 }
 
 impl Default for NicConfig {
@@ -79,6 +82,7 @@ impl Default for NicConfig {
             pause_quanta: 0xFFFF,
             dcqcn: None,
             cnp_priority: 0,
+            flow_control: FlowControl::Pfc,
         }
     }
 }

@@ -31,7 +31,9 @@ pub struct RunArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     pub(super) seed: Option<u64>,
-    /// Override the scenario's duration (e.g. 2ms; above 0).
+    /// Override the scenario's duration (e.g. 2ms; above 0). A `measure` or
+    /// `outputs.timeseries` window past the new end is cut to fit and events after it are
+    /// left out, each with a warning.
     #[arg(long, value_parser = run_length)]
     pub(super) duration: Option<Time>,
     /// No text report and no progress bar.
@@ -95,7 +97,10 @@ fn run(a: &RunArgs) -> Result<(), String> {
     let Some(loaded) = load(&a.file) else {
         return Err(format!("{}: not run", a.file.display()));
     };
-    let mut scenario = loaded.scenario;
+    let mut scenario = match a.duration {
+        Some(d) => with_duration(&a.file, d)?,
+        None => loaded.scenario,
+    };
     if let Some(e) = crate::config::topology::neighbors::first_pending(&scenario.switches) {
         return Err(e.to_string());
     }
@@ -237,4 +242,20 @@ fn window(s: &str) -> Result<(Time, Time), String> {
         return Err(format!("`{s}`: FROM must be before TO"));
     }
     Ok((a, b))
+}
+
+/// The file again with its `duration` replaced by `--duration` (windows and events cut to
+/// fit, with a warning each), so that every key checked against the run's length is checked
+/// against the length that will run. The file itself has passed with its own lines first.
+fn with_duration(file: &std::path::Path, d: Time) -> Result<crate::config::Scenario, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let (text, warnings) = crate::config::duration::with_duration(&text, d)?;
+    for w in warnings {
+        eprintln!("warning: {}: {w}", file.display());
+    }
+    let name = format!("{} (with --duration {d})", file.display());
+    let stem = file
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().to_string());
+    crate::sweep::parse_applied(&name, &stem, &text).map(|l| l.scenario)
 }

@@ -29,6 +29,18 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         .map_or("scenario".into(), |s| s.to_string_lossy().to_string());
     // The file as it is first: its own errors with their true lines.
     crate::config::parse(&a.file.display().to_string(), &stem, &text).map_err(|e| e.to_string())?;
+    // --duration is part of every swept document, so keys checked against the run's
+    // length (measure, plot windows) are checked against the length that will run.
+    let text = match a.duration {
+        Some(d) => {
+            let (text, warnings) = crate::config::duration::with_duration(&text, d)?;
+            for w in warnings {
+                eprintln!("warning: {}: {w}", a.file.display());
+            }
+            text
+        }
+        None => text,
+    };
     let metrics: Vec<String> = if a.metric.is_empty() {
         DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
     } else {
@@ -39,13 +51,7 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
     for value in &sweep.values {
         let json = apply(&text, &sweep.key, value)?;
         let name = format!("{} ({}={value})", a.file.display(), sweep.key);
-        // The swept document is JSON on one line: its line numbers and snippets would point
-        // nowhere, so an error names the file, the value and the key.
-        let loaded = crate::config::parse(&name, &stem, &json).map_err(|mut e| {
-            e.line = None;
-            e.message = e.message.lines().next().unwrap_or_default().to_string();
-            e.to_string()
-        })?;
+        let loaded = crate::sweep::parse_applied(&name, &stem, &json)?;
         let mut scenario = loaded.scenario;
         scenario.run.outputs.pcap = None;
         scenario.run.outputs.timeseries = None;

@@ -8,6 +8,7 @@
 
 pub mod defaults;
 pub mod diag;
+pub mod duration;
 pub mod resolve;
 pub mod scenario;
 pub mod schema;

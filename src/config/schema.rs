@@ -423,6 +423,8 @@ pub struct QosRaw {
     pub pfc_enable: Option<Val<Vec<Val<i64>>>>,
     /// `on`: honour received PFC on every priority, send it only for `pfc_enable`.
     pub pfc_asym: Option<Val<String>>,
+    /// `pfc` (per priority) or `pause` (802.3x, the whole link).
+    pub flow_control: Option<Val<String>>,
     /// Quanta in XOFF frames.
     pub pause_quanta: Option<Val<i64>>,
     /// How long after a PFC frame the switch may still start frames.

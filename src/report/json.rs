@@ -72,6 +72,11 @@ impl WatchdogReport {
             dropped_packets: w.dropped_packets,
             first_storm_ps: w.first_detected.map(|t| t.0),
             last_restored_ps: w.last_restored.map(|t| t.0),
+            history_ps: w
+                .history
+                .iter()
+                .map(|(d, r)| (d.0, r.map(|t| t.0)))
+                .collect(),
         }
     }
 }
@@ -88,6 +93,9 @@ fn pfc(c: &PortCounters, paused: [u64; PRIORITIES], share: &PortShare) -> PfcRep
         rx_frames: c.rx_pfc_frames,
         first_tx_xoff_ps: c.pfc.first_tx_xoff.map(|t| t.map(Time::as_ps)),
         last_tx_xon_ps: c.pfc.last_tx_xon.map(|t| t.map(Time::as_ps)),
+        last_tx_xoff_ps: c.pfc.last_tx_xoff.map(|t| t.map(Time::as_ps)),
+        pause_tx_frames: c.tx_pause_frames,
+        pause_rx_frames: c.rx_pause_frames,
     }
 }
 
@@ -112,6 +120,7 @@ fn port(
     let c = &port.tx.counters;
     t.pfc_tx += c.tx_pfc_frames;
     t.pfc_rx += c.rx_pfc_frames;
+    t.pause_tx_frames += c.tx_pause_frames;
     let paused: [u64; PRIORITIES] = core::array::from_fn(|pr| sw.paused_time(p, pr, end).as_ps());
     let share = window.switch_port(si, p);
     let queues = (0..PRIORITIES)
@@ -380,6 +389,7 @@ pub fn report(o: &Outcome) -> Report {
             let c = &host.tx.counters;
             t.pfc_tx += c.tx_pfc_frames;
             t.pfc_rx += c.rx_pfc_frames;
+            t.pause_tx_frames += c.tx_pause_frames;
             let paused: [u64; PRIORITIES] =
                 core::array::from_fn(|p| host.paused_time(p, o.end).as_ps());
             let share = o.window.host(hi);

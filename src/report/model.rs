@@ -87,6 +87,8 @@ pub struct Totals {
     /// Frames marked CE.
     #[serde(rename = "ecn_marked")]
     pub ecn: u64,
+    /// 802.3x PAUSE frames sent by switches and hosts.
+    pub pause_tx_frames: u64,
 }
 
 /// The simulator's own counters.
@@ -247,6 +249,12 @@ pub struct PfcReport {
     pub first_tx_xoff_ps: [Option<u64>; PRIORITIES],
     /// When the port started its last XON for each priority, ps (null: never).
     pub last_tx_xon_ps: [Option<u64>; PRIORITIES],
+    /// When the port started its last XOFF (or refresh) for each priority, ps (null: never).
+    pub last_tx_xoff_ps: [Option<u64>; PRIORITIES],
+    /// 802.3x PAUSE frames sent (a port speaking PAUSE instead of PFC).
+    pub pause_tx_frames: u64,
+    /// 802.3x PAUSE frames received and acted on.
+    pub pause_rx_frames: u64,
 }
 
 /// An egress queue (`queuestat`, `watermarkstat`).
@@ -288,7 +296,7 @@ pub struct PgReport {
 }
 
 /// A PFC watchdog's work on one queue.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct WatchdogReport {
     /// Queue index.
     pub queue: usize,
@@ -302,6 +310,8 @@ pub struct WatchdogReport {
     pub first_storm_ps: Option<u64>,
     /// When the queue was last restored, ps (null: still stormed at the end).
     pub last_restored_ps: Option<u64>,
+    /// Each storm (the first 64): when it was detected and restored, ps (null: never).
+    pub history_ps: Vec<(u64, Option<u64>)>,
 }
 
 /// A pool.

@@ -6,7 +6,7 @@ use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, Headroom
 use lossless_buffer_model::mmu::{PoolKind, ProfileSpec, Threshold};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::PRIORITIES;
-use lossless_pipeline::config::{Forwarding, Trust};
+use lossless_pipeline::config::{FlowControl, Forwarding, Trust};
 use std::fmt::Write;
 
 /// Shared limit of a profile at an empty pool (α·S capped at S, or static_th), and the
@@ -112,10 +112,12 @@ fn header(o: &mut String, spec: &SwitchSpec) {
             Trust::Dot1p => "dot1p",
         },
         pfc.join(", "),
-        if q.pfc_asym {
-            " (asymmetric: received PFC honoured on every priority)"
-        } else {
-            ""
+        match (q.flow_control, q.pfc_asym) {
+            (FlowControl::Pause, _) => {
+                " decide XOFF/XON, sent as 802.3x PAUSE (the whole link, every priority)"
+            }
+            (FlowControl::Pfc, true) => " (asymmetric: received PFC honoured on every priority)",
+            (FlowControl::Pfc, false) => "",
         },
         q.pause_quanta,
         q.pfc_response,

@@ -56,30 +56,39 @@ fn line(sw: &Switch, e: &PfcEvent) -> (Time, Value) {
             port: p,
             enable,
             quanta,
-        } => (
-            at,
-            json!({
+            pause,
+        } => {
+            let mut v = json!({
                 "t_ps": at.as_ps(), "port": port(p), "event": "sent",
                 "priorities": prios(enable),
                 "quanta": prios(enable).iter().map(|q| quanta[*q]).collect::<Vec<_>>(),
                 "kind": if prios(enable).iter().all(|q| quanta[*q] == 0) { "xon" } else { "xoff" },
-            }),
-        ),
+            });
+            if pause {
+                // The frame on the wire was one PAUSE for the link, whatever the PGs asked.
+                v["frame"] = json!("pause");
+            }
+            (at, v)
+        }
         PfcEvent::Received {
             at,
             port: p,
             enable,
             quanta,
             effect_at,
-        } => (
-            at,
-            json!({
+            pause,
+        } => {
+            let mut v = json!({
                 "t_ps": at.as_ps(), "port": port(p), "event": "received",
                 "priorities": prios(enable),
                 "quanta": prios(enable).iter().map(|q| quanta[*q]).collect::<Vec<_>>(),
                 "effect_ps": effect_at.as_ps(),
-            }),
-        ),
+            });
+            if pause {
+                v["frame"] = json!("pause");
+            }
+            (at, v)
+        }
     }
 }
 

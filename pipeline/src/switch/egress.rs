@@ -3,6 +3,7 @@
 //! WRED at dequeue, PCP rewrite), the release of its cells (and XON), and the PFC watchdog.
 
 use super::{Forwarder, PfcEvent, Switch};
+use crate::config::FlowControl;
 use crate::drop_reason::DropReason;
 use crate::packet::Packet;
 use crate::wire::{edit, vlan};
@@ -67,7 +68,9 @@ impl Switch {
             return None;
         }
         if self.ports[port].tx.has_pfc_pending() {
-            return self.start_pfc(port, now);
+            if let Some(pkt) = self.start_pfc(port, now) {
+                return Some(pkt);
+            }
         }
         let paused = self.ports[port].tx.pause.paused_mask(now);
         let ready: [Option<u32>; PRIORITIES] = core::array::from_fn(|q| {
@@ -128,6 +131,7 @@ impl Switch {
                 port: port as u16,
                 enable: req.enable,
                 quanta: req.quanta,
+                pause: self.cfg.qos.flow_control == FlowControl::Pause,
             });
         }
         pkt.meta.rx_time = now;

@@ -4,7 +4,7 @@
 //! received load the port's pause timers.
 
 use super::{Forwarder, PfcEvent, Port, Switch};
-use crate::config::{v4_key, RouteTarget};
+use crate::config::{v4_key, FlowControl, RouteTarget};
 use crate::drop_reason::DropReason;
 use crate::forward::L2Decision;
 use crate::groups::MemberState;
@@ -185,7 +185,7 @@ impl Switch {
         };
         pkt.meta.cells = admitted.cells;
         if admitted.xoff {
-            self.send_xoff(in_port, pg as u8);
+            self.send_xoff(in_port, pg as u8, admitted.cells as u64);
         }
         if let Some(w) = self.cfg.qos.queue_wred[q] {
             if w.mark_at == MarkAt::Enqueue {
@@ -247,12 +247,15 @@ impl Switch {
         pkt.meta.ecn = edit::ECN_CE;
     }
 
-    /// Turn XOFF on for the priorities of (`port`, `pg`): the frame leaves ahead of all queues.
-    pub(super) fn send_xoff(&mut self, port: usize, pg: u8) {
+    /// Turn XOFF on for the priorities of (`port`, `pg`), whose crossing frame took `cells`:
+    /// the PFC frame leaves ahead of all queues.
+    pub(super) fn send_xoff(&mut self, port: usize, pg: u8, cells: u64) {
         let mask = self.pg_pfc[pg as usize];
         if mask != 0 {
             self.log(|s| {
-                let (shared_bytes, headroom_bytes, limit_bytes, _) = s.pg_levels(port, pg as usize);
+                let (shared_bytes, headroom_bytes, _, _) = s.pg_levels(port, pg as usize);
+                // The limit the crossing frame was tested against: with its cells counted.
+                let limit_bytes = s.mmu.pg_limit_with_bytes(port, pg as usize, cells);
                 PfcEvent::XoffDecided {
                     at: s.now,
                     port: port as u16,
@@ -276,8 +279,26 @@ impl Switch {
         now: Time,
     ) {
         self.touch(port);
+        let pause_mode = self.cfg.qos.flow_control == FlowControl::Pause;
         match mc {
+            MacControl::Pause { quanta } if pause_mode => {
+                self.ledger.consumed += 1;
+                let effect_at = now + self.cfg.qos.pfc_response;
+                self.log(|_| PfcEvent::Received {
+                    at: now,
+                    port: port as u16,
+                    enable: 0xFF,
+                    quanta: [quanta; 8],
+                    effect_at,
+                    pause: true,
+                });
+                self.ports[port].tx.receive_pause(now, quanta);
+                self.recycle(pkt.data);
+            }
             MacControl::Pause { .. } => self.drop_received(DropReason::Pause8023xIgnored, pkt),
+            MacControl::Pfc { .. } if pause_mode => {
+                self.drop_received(DropReason::PfcNotEnabled, pkt)
+            }
             MacControl::Pfc { enable, quanta } => {
                 let enable = enable & self.cfg.qos.pfc_honoured();
                 if enable == 0 {
@@ -291,6 +312,7 @@ impl Switch {
                     enable,
                     quanta,
                     effect_at,
+                    pause: false,
                 });
                 self.ports[port].tx.receive_pfc(now, enable, &quanta);
                 self.recycle(pkt.data);

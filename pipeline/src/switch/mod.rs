@@ -129,7 +129,8 @@ impl Switch {
             .ports
             .iter()
             .map(|p| Port {
-                tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta),
+                tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta)
+                    .with_flow_control(cfg.qos.flow_control),
                 queues: core::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
                 sched: Scheduler::new(cfg.qos.scheduler),
                 queue_counters: Default::default(),

@@ -22,7 +22,8 @@ pub enum PfcEvent {
         shared_bytes: u64,
         /// The PG's headroom use then, bytes.
         headroom_bytes: u64,
-        /// The shared limit it crossed, bytes.
+        /// The shared limit the crossing frame was tested against (the pool's use counting
+        /// the frame), bytes: `shared_bytes` plus the frame exceeds it.
         limit_bytes: u64,
     },
     /// Ingress PG `pg` of `port`, in XOFF, fell below its XON level with empty headroom.
@@ -50,8 +51,11 @@ pub enum PfcEvent {
         enable: u8,
         /// Quanta per priority.
         quanta: [u16; PRIORITIES],
+        /// The frame went out as an 802.3x PAUSE of the whole link.
+        pause: bool,
     },
-    /// A PFC frame arrived on `port` and was acted on.
+    /// A PFC (or, on a port speaking PAUSE, an 802.3x PAUSE) frame arrived on `port` and
+    /// was acted on.
     Received {
         /// When its last bit arrived.
         at: Time,
@@ -63,6 +67,8 @@ pub enum PfcEvent {
         quanta: [u16; PRIORITIES],
         /// When it takes effect (arrival + the switch's pfc_response).
         effect_at: Time,
+        /// It was an 802.3x PAUSE (every priority).
+        pause: bool,
     },
 }
 

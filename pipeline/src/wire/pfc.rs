@@ -130,6 +130,25 @@ pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8
     out.resize(PFC_FRAME_HELD, 0);
 }
 
+/// Write an 802.3x PAUSE frame from `source` into `out` (cleared first; 60 bytes, FCS not
+/// held): `quanta` for the whole link, 0 to resume.
+pub fn emit_pause(out: &mut Vec<u8>, source: [u8; 6], quanta: u16) {
+    out.clear();
+    out.reserve(PFC_FRAME_HELD);
+    out.extend_from_slice(&PFC_DESTINATION);
+    out.extend_from_slice(&source);
+    out.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
+    out.extend_from_slice(&OPCODE_PAUSE.to_be_bytes());
+    out.extend_from_slice(&quanta.to_be_bytes());
+    out.resize(PFC_FRAME_HELD, 0);
+}
+
+/// An 802.3x PAUSE frame from `source` as a packet, built in the reused buffer `buf`.
+pub fn pause_frame(mut buf: Vec<u8>, source: [u8; 6], quanta: u16) -> crate::Packet {
+    emit_pause(&mut buf, source, quanta);
+    crate::Packet::new(buf, PFC_FRAME_LEN)
+}
+
 /// A PFC frame from `source` as a packet, built in the reused buffer `buf`.
 pub fn pfc_frame(
     mut buf: Vec<u8>,
@@ -167,6 +186,20 @@ mod tests {
         let p = f.pfc().unwrap();
         assert_eq!(p.class_enable(), 0x98);
         assert_eq!(p.all_quanta(), q);
+    }
+
+    #[test]
+    fn pause_encoding_is_byte_exact() {
+        let mut out = Vec::new();
+        emit_pause(&mut out, [2, 0, 0, 0, 0, 9], 0xFFFF);
+        assert_eq!(out.len(), 60);
+        assert_eq!(&out[12..18], &[0x88, 0x08, 0x00, 0x01, 0xFF, 0xFF]);
+        let f = MacControlFrame::new_checked(&out).unwrap();
+        assert_eq!(
+            (f.opcode(), f.pause().unwrap().pause_time()),
+            (OPCODE_PAUSE, 0xFFFF)
+        );
+        assert!(!is_pfc(&out));
     }
 
     #[test]

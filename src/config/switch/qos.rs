@@ -57,6 +57,9 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
             )
         }
     };
+    let flow_control = d
+        .opt_word(&q.flow_control, &k.at("flow_control"))?
+        .unwrap_or_default();
     let pause_quanta = match &q.pause_quanta {
         None => QosConfig::default().pause_quanta,
         Some(v) if (1..=65_535).contains(&v.value) => v.value as u16,
@@ -107,6 +110,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
         tc_to_dot1p,
         pfc_enable,
         pfc_asym,
+        flow_control,
         pause_quanta,
         pfc_response,
         scheduler,

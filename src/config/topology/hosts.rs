@@ -65,6 +65,7 @@ pub fn resolve(
 fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result<NicConfig> {
     let mut out = NicConfig {
         pfc_enable: qos.pfc_enable,
+        flow_control: qos.flow_control,
         ..NicConfig::default()
     };
     let Some(n) = nic else { return Ok(out) };

@@ -71,6 +71,9 @@ fn header(o: &mut String, r: &Report) {
     let t = &r.totals;
     let (tx, rx, fly) = (t.pfc_tx, t.pfc_rx, t.pfc_in_flight);
     let mut pfc = format!("PFC frames tx {tx} rx {rx}");
+    if t.pause_tx_frames > 0 {
+        let _ = write!(pfc, ", 802.3x PAUSE frames tx {}", t.pause_tx_frames);
+    }
     if fly > 0 {
         let _ = write!(pfc, ", {fly} in flight at the end");
     }

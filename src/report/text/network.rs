@@ -126,28 +126,39 @@ pub(super) fn hosts(o: &mut String, r: &Report) {
     let hosts: Vec<String> = r
         .hosts
         .iter()
-        .filter(|h| h.paused_ps.iter().any(|x| *x > 0) || h.pfc.tx_frames > 0 || h.rx_drops > 0)
+        .filter(|h| {
+            h.paused_ps.iter().any(|x| *x > 0)
+                || h.pfc.tx_frames + h.pfc.pause_tx_frames > 0
+                || h.rx_drops > 0
+        })
         .map(|h| {
-            let paused: Vec<String> = (0..8)
-                .filter(|i| h.paused_fraction[*i] > 0.0)
-                .map(|i| {
-                    let f = h.paused_fraction[i];
-                    format!(
-                        "prio {i} {} ({})",
-                        time((f * window).round() as u64),
-                        pct(f)
-                    )
-                })
-                .collect();
+            let one = |label: String, f: f64| {
+                format!("{label} {} ({})", time((f * window).round() as u64), pct(f))
+            };
+            let f = h.paused_fraction;
+            // A global PAUSE (or PFC on every priority at once) holds all eight alike.
+            let paused: Vec<String> = if f[0] > 0.0 && f.iter().all(|x| *x == f[0]) {
+                vec![one("every priority".into(), f[0])]
+            } else {
+                (0..8)
+                    .filter(|i| f[*i] > 0.0)
+                    .map(|i| one(format!("prio {i}"), f[i]))
+                    .collect()
+            };
             format!(
-                "  {:<12} paused in the window: {}; PFC frames sent: {}; rx drops: {}",
+                "  {:<12} paused in the window: {}; {} frames sent: {}; rx drops: {}",
                 h.name,
                 if paused.is_empty() {
                     "-".into()
                 } else {
                     paused.join(", ")
                 },
-                h.pfc.tx_frames,
+                if h.pfc.pause_tx_frames > 0 {
+                    "PAUSE"
+                } else {
+                    "PFC"
+                },
+                h.pfc.tx_frames + h.pfc.pause_tx_frames,
                 h.rx_drops,
             )
         })

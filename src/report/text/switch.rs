@@ -15,6 +15,7 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
     );
     let ports = &sw.ports;
     pfcstat(o, ports);
+    pause(o, ports);
     timeline(o, ports);
     storms(o, ports);
     paused(o, ports, window);
@@ -136,6 +137,26 @@ fn pfcstat(o: &mut String, ports: &[PortReport]) {
                     .map(|i| format!("{:>width$}", cell(a, b, i)))
                     .collect::<String>()
             );
+        }
+    }
+}
+
+/// 802.3x PAUSE frames per port (ports that speak PAUSE instead of PFC).
+fn pause(o: &mut String, ports: &[PortReport]) {
+    let rows: Vec<String> = ports
+        .iter()
+        .filter(|p| p.pfc.pause_tx_frames + p.pfc.pause_rx_frames > 0)
+        .map(|p| {
+            format!(
+                "    {:<12} tx {:>9} rx {:>9}",
+                p.port, p.pfc.pause_tx_frames, p.pfc.pause_rx_frames
+            )
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(o, "  802.3x PAUSE frames (the whole link, every priority)");
+        for r in rows {
+            let _ = writeln!(o, "{r}");
         }
     }
 }
