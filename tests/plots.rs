@@ -419,6 +419,27 @@ fn buffer_panels_keep_pg_and_queue_levels_apart_and_give_headroom_its_own_axis()
     }
     // The headroom axis is drawn once per lossless PG panel.
     assert_eq!(svg.matches("headroom, B").count(), pgs.len());
+    // A lossy PG that drops at its limit shows that limit, and no XOFF or XON.
+    let dir = tmp("plots-lossy-pg");
+    plot("incast-lossy", &dir, &["--duration", "1ms"]);
+    let svg = std::fs::read_to_string(dir.join("buffers.svg")).unwrap();
+    let lossy: Vec<_> = panels(&svg)
+        .into_iter()
+        .filter(|(t, _)| t.contains("ingress PG") && t.contains("(lossy)"))
+        .collect();
+    assert!(!lossy.is_empty());
+    for (title, legend) in &lossy {
+        assert!(
+            legend.iter().any(|l| l == "drop level (limit)"),
+            "{title}: {legend:?}"
+        );
+        assert!(
+            !legend
+                .iter()
+                .any(|l| l.contains("XOFF") || l.contains("XON")),
+            "{title}"
+        );
+    }
     // The scheduling lab's lossy queue holds megabytes: its panel is there too.
     let dir = tmp("plots-lossy");
     plot("scheduling", &dir, &["--duration", "1ms"]);

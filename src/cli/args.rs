@@ -77,3 +77,12 @@ pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
     }
     Ok(stop)
 }
+
+/// Paths written, for a `plots: …` line.
+pub fn path_list(files: &[std::path::PathBuf]) -> String {
+    files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -178,14 +178,7 @@ fn run(a: &RunArgs) -> Result<(), String> {
         let files =
             crate::report::plot::write(rec, &marks, dir, &sim.outcome().scenario.name, &text)
                 .map_err(|e| format!("{}: {e}", dir.display()))?;
-        text += &format!(
-            "plots: {}\n",
-            files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        text += &format!("plots: {}\n", super::args::path_list(&files));
     }
     if !a.quiet {
         print_out(&text);

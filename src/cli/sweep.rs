@@ -6,9 +6,11 @@ use super::run::RunArgs;
 use crate::outdir::{Created, Origin};
 use crate::sim::{RunOptions, Sim};
 
+/// One row's cells: (index of the metric path, column, value).
+type Cells = Vec<crate::report::sweep_plot::Cell>;
+
 /// `--sweep`: the scenario once per value, a row of metrics each.
 pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
-    use crate::sweep::{apply, metric, DEFAULT_METRICS};
     let text =
         std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
     // Where the results go must exist before the first run, not after the last.
@@ -42,50 +44,20 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         None => text,
     };
     let metrics: Vec<String> = if a.metric.is_empty() {
-        DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
+        crate::sweep::DEFAULT_METRICS
+            .iter()
+            .map(|m| m.to_string())
+            .collect()
     } else {
         a.metric.clone()
     };
-    // Per value, its cells: (index of the metric path, column, value).
-    let mut rows: Vec<(String, Vec<crate::report::sweep_plot::Cell>)> = Vec::new();
+    let mut rows: Vec<(String, Cells)> = Vec::new();
     for value in &sweep.values {
-        let json = apply(&text, &sweep.key, value)?;
-        let name = format!("{} ({}={value})", a.file.display(), sweep.key);
-        let loaded = crate::sweep::parse_applied(&name, &stem, &json)?;
-        let mut scenario = loaded.scenario;
-        scenario.run.outputs.pcap = None;
-        scenario.run.outputs.timeseries = None;
-        let opts = RunOptions {
-            seed: a.seed,
-            duration: a.duration,
-            ..RunOptions::default()
-        };
-        let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
-        sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;
-        let report = crate::report::json::report(&sim.outcome()).to_value();
-        // A path that names nothing is a mistake, not an empty column.
-        if let Some(m) = metrics.iter().find(|m| metric(&report, m).is_empty()) {
-            if !DEFAULT_METRICS.contains(&m.as_str()) {
-                return Err(crate::sweep::unknown_metric(&report, m));
-            }
-        }
-        let cells = metrics
-            .iter()
-            .enumerate()
-            .flat_map(|(i, m)| metric(&report, m).into_iter().map(move |(c, v)| (i, c, v)))
-            .collect();
+        let cells = run_one(a, sweep, &text, &stem, value, &metrics)?;
         if !a.quiet {
             eprintln!("ran {}={value}", sweep.key);
         }
         rows.push((value.clone(), cells));
-    }
-    let mut columns: Vec<String> = Vec::new();
-    for (_, cells) in &rows {
-        for (_, c, _) in cells {
-            if !columns.contains(c) {
-                columns.push(c.clone());
-            }
-        }
     }
     if let Some(path) = &a.json {
         let out = crate::sweep::SweepReport {
@@ -105,19 +77,7 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         let out = serde_json::to_value(&out).expect("a sweep serializes");
         write_json(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    let mut t = format!("{:<16}", sweep.key);
-    for c in &columns {
-        t += &format!(" {:>24}", c);
-    }
-    t.push('\n');
-    for (v, cells) in &rows {
-        t += &format!("{v:<16}");
-        for c in &columns {
-            let cell = cells.iter().find(|(_, k, _)| k == c).map(|(.., x)| x);
-            t += &format!(" {:>24}", show(cell));
-        }
-        t.push('\n');
-    }
+    let t = table(&sweep.key, &rows);
     if let Some(dir) = &a.plot {
         use crate::report::sweep_plot;
         let cells: Vec<_> = rows.iter().map(|(_, c)| c.clone()).collect();
@@ -125,20 +85,76 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         let title = format!("{} — sweep of {}", a.file.display(), sweep.key);
         let files = sweep_plot::write(dir, &title, &sweep.key, &sweep.values, &panels, &t)?;
         if !a.quiet {
-            eprintln!(
-                "plots: {}",
-                files
-                    .iter()
-                    .map(|f| f.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            eprintln!("plots: {}", super::args::path_list(&files));
         }
     }
     if !a.quiet {
         print_out(&t);
     }
     Ok(())
+}
+
+/// The run with `key = value` applied to `text`, and its cells of `metrics`.
+fn run_one(
+    a: &RunArgs,
+    sweep: &crate::sweep::Sweep,
+    text: &str,
+    stem: &str,
+    value: &str,
+    metrics: &[String],
+) -> Result<Cells, String> {
+    use crate::sweep::{apply, metric, DEFAULT_METRICS};
+    let json = apply(text, &sweep.key, value)?;
+    let name = format!("{} ({}={value})", a.file.display(), sweep.key);
+    let loaded = crate::sweep::parse_applied(&name, stem, &json)?;
+    let mut scenario = loaded.scenario;
+    scenario.run.outputs.pcap = None;
+    scenario.run.outputs.timeseries = None;
+    let opts = RunOptions {
+        seed: a.seed,
+        duration: a.duration,
+        ..RunOptions::default()
+    };
+    let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
+    sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;
+    let report = crate::report::json::report(&sim.outcome()).to_value();
+    // A path that names nothing is a mistake, not an empty column.
+    if let Some(m) = metrics.iter().find(|m| metric(&report, m).is_empty()) {
+        if !DEFAULT_METRICS.contains(&m.as_str()) {
+            return Err(crate::sweep::unknown_metric(&report, m));
+        }
+    }
+    Ok(metrics
+        .iter()
+        .enumerate()
+        .flat_map(|(i, m)| metric(&report, m).into_iter().map(move |(c, v)| (i, c, v)))
+        .collect())
+}
+
+/// The text table: a row per value, a column per metric cell any row has.
+fn table(key: &str, rows: &[(String, Cells)]) -> String {
+    let mut columns: Vec<&String> = Vec::new();
+    for (_, cells) in rows {
+        for (_, c, _) in cells {
+            if !columns.contains(&c) {
+                columns.push(c);
+            }
+        }
+    }
+    let mut t = format!("{key:<16}");
+    for c in &columns {
+        t += &format!(" {:>24}", c);
+    }
+    t.push('\n');
+    for (v, cells) in rows {
+        t += &format!("{v:<16}");
+        for c in &columns {
+            let cell = cells.iter().find(|(_, k, _)| k == *c).map(|(.., x)| x);
+            t += &format!(" {:>24}", show(cell));
+        }
+        t.push('\n');
+    }
+    t
 }
 
 /// A metric cell: numbers with at most 4 decimals (throughputs in Gb/s when named `_bps`).

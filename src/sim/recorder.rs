@@ -58,6 +58,11 @@ impl Series {
     pub fn max(&self) -> u64 {
         self.values.iter().copied().max().unwrap_or(0)
     }
+
+    /// The smallest stored sample (0 when none).
+    pub fn min(&self) -> u64 {
+        self.values.iter().copied().min().unwrap_or(0)
+    }
 }
 
 /// An ingress PG of one switch port.

@@ -118,3 +118,22 @@ pub fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
         .find(|x| x["name"] == name)
         .unwrap_or_else(|| panic!("no `{name}` in {list}"))
 }
+
+/// `lossless run FILE --quiet --sweep ARG --metric M…`: the JSON rows, written to `out`.
+pub fn sweep_rows(file: &std::path::Path, arg: &str, metrics: &[&str], out: &str) -> Vec<Value> {
+    let out = tmp(out);
+    let mut args = vec!["run", file.to_str().unwrap(), "--quiet", "--sweep", arg];
+    for m in metrics {
+        args.extend(["--metric", m]);
+    }
+    args.extend(["--json", out.to_str().unwrap()]);
+    let o = lossless(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    r["rows"].as_array().unwrap().clone()
+}
+
+/// The flow named `name` of a report.
+pub fn flow<'a>(r: &'a Value, name: &str) -> &'a Value {
+    named(&r["flows"], name)
+}

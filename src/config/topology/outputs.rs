@@ -76,11 +76,61 @@ fn timeseries(
 ) -> Result<TimeseriesOut> {
     let (d, k) = (cx.d, Key::root("outputs").at("timeseries"));
     let r = &t.value;
+    let sample = sampling(d, &k, t)?;
+    let nodes = targets(cx, &k, r, hosts)?;
+    let priorities = priority_mask(d, &k, r)?;
+    let from: Time = d.opt_unit(&r.from, &k.at("from"))?.unwrap_or(Time::ZERO);
+    let to: Option<Time> = d.opt_unit(&r.to, &k.at("to"))?;
+    if let Some(to) = to.filter(|to| *to <= from) {
+        return d.error(
+            r.to.as_ref().and_then(line),
+            &k.at("to"),
+            format!("{to} is not after `from` ({from})"),
+        );
+    }
+    if let Some(end) = duration.filter(|end| from >= *end) {
+        return d.error(
+            r.from.as_ref().and_then(line),
+            &k.at("from"),
+            format!("{from} is at or after the end of the run ({end})"),
+        );
+    }
+    let format = match &r.format {
+        Some(f) => d.word::<CsvFormat>(f, &k.at("format"))?,
+        None => CsvFormat::Long,
+    };
+    check_rows(
+        d,
+        &k,
+        r,
+        sample,
+        format,
+        (nodes.len(), priorities),
+        (from, to, duration),
+    )?;
+    let csv = r.csv.as_ref().map_or_else(
+        || PathBuf::from(defaults::OUTPUT_DIR).join(format!("{stem}-timeseries.csv")),
+        |c| PathBuf::from(&c.value),
+    );
+    Ok(TimeseriesOut {
+        sample,
+        nodes,
+        priorities,
+        from,
+        to,
+        format,
+        csv,
+    })
+}
+
+/// `sample` and `interval`: a row every interval, or at each change.
+fn sampling(d: &Diags, k: &Key, t: &Val<TimeseriesRaw>) -> Result<Sampling> {
+    let r = &t.value;
     let word = match &r.sample {
         Some(s) => d.word::<SampleWord>(s, &k.at("sample"))?,
         None => SampleWord::Interval,
     };
-    let sample = match (word, &r.interval) {
+    Ok(match (word, &r.interval) {
         (SampleWord::Interval, Some(i)) => {
             let interval: Time = d.unit(i, &k.at("interval"))?;
             if interval == Time::ZERO {
@@ -103,8 +153,13 @@ fn timeseries(
             )
         }
         (SampleWord::Change, None) => Sampling::OnChange,
-    };
-    let nodes = match &r.ports {
+    })
+}
+
+/// `ports`: the switch ports and hosts recorded (all when not given).
+fn targets(cx: &PatchPanel, k: &Key, r: &TimeseriesRaw, hosts: &[HostSpec]) -> Result<Vec<Target>> {
+    let d = cx.d;
+    Ok(match &r.ports {
         None => {
             let mut all: Vec<Target> = cx
                 .switches
@@ -133,8 +188,12 @@ fn timeseries(
             }
             nodes
         }
-    };
-    let priorities = match &r.priorities {
+    })
+}
+
+/// `priorities`: the mask of priorities recorded (all when not given).
+fn priority_mask(d: &Diags, k: &Key, r: &TimeseriesRaw) -> Result<u8> {
+    Ok(match &r.priorities {
         None => 0xFF,
         Some(list) => {
             let mut mask = 0u8;
@@ -150,32 +209,23 @@ fn timeseries(
             }
             mask
         }
-    };
-    let from: Time = d.opt_unit(&r.from, &k.at("from"))?.unwrap_or(Time::ZERO);
-    let to: Option<Time> = d.opt_unit(&r.to, &k.at("to"))?;
-    if let Some(to) = to.filter(|to| *to <= from) {
-        return d.error(
-            r.to.as_ref().and_then(line),
-            &k.at("to"),
-            format!("{to} is not after `from` ({from})"),
-        );
-    }
-    if let Some(end) = duration.filter(|end| from >= *end) {
-        return d.error(
-            r.from.as_ref().and_then(line),
-            &k.at("from"),
-            format!("{from} is at or after the end of the run ({end})"),
-        );
-    }
-    let format = match &r.format {
-        Some(f) => d.word::<CsvFormat>(f, &k.at("format"))?,
-        None => CsvFormat::Long,
-    };
-    // A run of known length writes a known number of rows: refuse one past the cap (a run
-    // until idle, or one sampled at each change, is cut at it instead).
+    })
+}
+
+/// A run of known length writes a known number of rows: refuse one past the cap (a run
+/// until idle, or one sampled at each change, is cut at it instead).
+fn check_rows(
+    d: &Diags,
+    k: &Key,
+    r: &TimeseriesRaw,
+    sample: Sampling,
+    format: CsvFormat,
+    (targets, priorities): (usize, u8),
+    (from, to, duration): (Time, Option<Time>, Option<Time>),
+) -> Result<()> {
     let per_sample = match format {
         CsvFormat::Wide => 1,
-        CsvFormat::Long => nodes.len() as u64 * priorities.count_ones() as u64,
+        CsvFormat::Long => targets as u64 * priorities.count_ones() as u64,
     };
     if let (Sampling::Every(every), Some(end)) = (sample, to.or(duration)) {
         let span = end.min(duration.unwrap_or(end)).saturating_sub(from);
@@ -195,19 +245,7 @@ fn timeseries(
             );
         }
     }
-    let csv = r.csv.as_ref().map_or_else(
-        || PathBuf::from(defaults::OUTPUT_DIR).join(format!("{stem}-timeseries.csv")),
-        |c| PathBuf::from(&c.value),
-    );
-    Ok(TimeseriesOut {
-        sample,
-        nodes,
-        priorities,
-        from,
-        to,
-        format,
-        csv,
-    })
+    Ok(())
 }
 
 /// `measure: {from, to}`, inside a run of `duration` (when given).

@@ -43,14 +43,23 @@ pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
         .filter(|p| p.shared.any() || p.headroom.any())
     {
         let mut left = vec![("PG shared", Line::Recorded(&p.shared), SHARED, false)];
-        left.push((
-            "XOFF level (limit)",
-            Line::Recorded(&p.xoff_level),
-            LEVEL,
-            true,
-        ));
         if p.lossless {
+            left.push((
+                "XOFF level (limit)",
+                Line::Recorded(&p.xoff_level),
+                LEVEL,
+                true,
+            ));
             left.push(("XON level", Line::Recorded(&p.xon_level), XON, true));
+        } else if p.shared.max().saturating_mul(4) >= p.xoff_level.min() {
+            // A lossy PG drops at its limit; drawn when the PG comes near it (a limit
+            // thousands of times the data would flatten the data to the floor).
+            left.push((
+                "drop level (limit)",
+                Line::Recorded(&p.xoff_level),
+                LEVEL,
+                true,
+            ));
         }
         let kind = if p.lossless { "lossless" } else { "lossy" };
         panels.push(Panel {
