@@ -157,7 +157,7 @@ fn check_refuses_what_run_refuses_and_reads_several_files() {
     let o = lossless(&["check", "--quiet", f.to_str().unwrap(), &line_rate()]);
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("has no duration and flows without size, packets or stop"),
+        stderr(&o).contains("has no duration and flows without size, packets, messages or stop"),
         "{}",
         stderr(&o)
     );

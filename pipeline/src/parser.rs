@@ -10,7 +10,7 @@ use crate::drop_reason::DropReason;
 use crate::wire::pfc::{
     MacControlFrame, ETHERTYPE_MAC_CONTROL, OPCODE_PAUSE, OPCODE_PFC, PFC_DESTINATION,
 };
-use crate::wire::rocev2::{Bth, BTH_LEN, ROCEV2_PORT};
+use crate::wire::rocev2::{Aeth, Bth, BTH_LEN, OPCODE_ACKNOWLEDGE, ROCEV2_PORT};
 use crate::wire::vlan;
 use etherparse::{
     err, Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice,
@@ -116,6 +116,10 @@ pub struct BthFields {
     pub psn: u32,
     /// BECN bit.
     pub becn: bool,
+    /// AckReq bit: the requester asks for an acknowledgement.
+    pub ack_req: bool,
+    /// An Acknowledge packet's AETH: (syndrome, MSN), when the frame holds it.
+    pub aeth: Option<(u8, u32)>,
 }
 
 /// A MAC Control frame's meaning.
@@ -412,11 +416,17 @@ fn parse_l4(
                 if ip_payload < 8 + BTH_LEN {
                     return Err(DropReason::TruncatedBth);
                 }
+                let aeth = (b.opcode() == OPCODE_ACKNOWLEDGE)
+                    .then(|| held.get(8 + BTH_LEN..).and_then(Aeth::new_checked))
+                    .flatten()
+                    .map(|a| (a.syndrome(), a.msn()));
                 p.bth = Some(BthFields {
                     opcode: b.opcode(),
                     dest_qp: b.dest_qp(),
                     psn: b.psn(),
                     becn: b.becn(),
+                    ack_req: b.ack_req(),
+                    aeth,
                 });
             }
         }

@@ -115,6 +115,13 @@ fn ignored_by_tap(sc: &crate::config::Scenario) -> Vec<String> {
     count("hosts", r.hosts.len());
     count("flows", r.flows.len());
     count("events", r.events.len());
+    count(
+        "links[].frame_error_rate",
+        r.links
+            .iter()
+            .filter(|l| l.frame_error_rate != crate::config::ErrorRate::NONE)
+            .count(),
+    );
     if sc.duration.is_some() {
         out.push("duration (use --duration)".into());
     }

@@ -20,6 +20,7 @@ use lossless_pipeline::default_plan;
 use lossless_pipeline::wire::addr::{Ecn, MacAddr};
 use lossless_ports::dcqcn::DcqcnParams;
 use lossless_ports::host::{NicConfig, RxBuffer};
+use lossless_ports::rc::{RcConfig, NCCL_IB_TIMEOUT};
 
 /// Seed of every random choice (WRED, ECMP hash seeds, DLB ties).
 pub const SEED: u64 = SwitchConfig::DEFAULT_SEED;
@@ -35,6 +36,10 @@ pub const ECN: Ecn = Ecn::NotEct;
 pub const SRC_PORT_BASE: u16 = 49_152;
 /// UDP destination port of plain UDP flows.
 pub const DST_PORT: u16 = 5001;
+/// Payload bytes of each message of an RC flow without `size` or `message_size`.
+pub const MESSAGE_SIZE: Bytes = Bytes(1 << 20);
+/// Iterations of a collective.
+pub const ITERATIONS: u64 = 1;
 /// Bytes of each frame a pcap capture keeps.
 pub const SNAPLEN: u32 = 128;
 /// Where outputs go, relative to the working directory.
@@ -136,6 +141,17 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
             format!("{SRC_PORT_BASE} + index / {DST_PORT} (rocev2: 4791)"),
             "UDP ports",
         ),
+        rc_row(),
+        (
+            "flows[].messages / message_size",
+            format!("size is one message / {MESSAGE_SIZE}"),
+            "RC: without size or messages, messages for the whole run",
+        ),
+        (
+            "collectives[]",
+            format!("algorithm ring, iterations {ITERATIONS}, start 0, dscp {DSCP}, transport rc, frame: the largest IB MTU the ports carry + 62"),
+            "rc: as flows[].rc",
+        ),
         (
             "outputs.pcap",
             format!("snaplen {SNAPLEN}, dir {OUTPUT_DIR}/<file stem>"),
@@ -164,6 +180,22 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ),
     ]);
     rows
+}
+
+/// The RC queue pair's row of [`table`].
+fn rc_row() -> (&'static str, String, &'static str) {
+    let rc = RcConfig::default();
+    (
+        "flows[].rc",
+        format!(
+            "ack_every {}, recovery {}, rto {} (4.096us × 2^{NCCL_IB_TIMEOUT}, NCCL_IB_TIMEOUT), retry_count {}, ack_dscp: the flow's",
+            rc.ack_every,
+            rc.recovery.word(),
+            rc.rto,
+            rc.retry_count
+        ),
+        "transport: rc; NCCL's defaults",
+    )
 }
 
 /// The DCQCN rows of [`table`] (`hosts[].nic.dcqcn: {}` takes them all).

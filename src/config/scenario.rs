@@ -6,6 +6,7 @@
 use crate::config::words::CsvFormat;
 use lossless_buffer_model::{Length, Rate, Time};
 use lossless_pipeline::config::SwitchConfig;
+use lossless_ports::collective::CollectiveKind;
 use lossless_ports::flow::FlowSpec;
 use lossless_ports::host::NicConfig;
 use std::path::PathBuf;
@@ -96,8 +97,10 @@ pub struct RunSpec {
     pub hosts: Vec<HostSpec>,
     /// Switch-to-switch links.
     pub links: Vec<LinkSpec>,
-    /// Flows.
+    /// Flows: the file's, then each collective's queue pairs.
     pub flows: Vec<FlowDef>,
+    /// Collectives.
+    pub collectives: Vec<CollectiveDef>,
     /// Events, in time order.
     pub events: Vec<EventSpec>,
     /// Output files.
@@ -121,6 +124,8 @@ pub struct HostSpec {
     pub attach: PortRef,
     /// NIC settings.
     pub nic: NicConfig,
+    /// Chance that a frame is lost on the host's link, each direction.
+    pub frame_error_rate: ErrorRate,
 }
 
 /// A switch-to-switch link.
@@ -136,6 +141,35 @@ pub struct LinkSpec {
     pub cable: Option<Length>,
     /// The one-way delay the link gives instead of a cable.
     pub delay: Option<Time>,
+    /// Chance that a frame is lost on the wire, each direction.
+    pub frame_error_rate: ErrorRate,
+}
+
+/// The probability that a frame is corrupted on a link (its FCS fails and the receiver
+/// drops it), held as a threshold on a uniform 64-bit draw: exact, comparable, and 0 for a
+/// clean link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ErrorRate(pub u64);
+
+impl ErrorRate {
+    /// A clean link.
+    pub const NONE: ErrorRate = ErrorRate(0);
+
+    /// The rate `p`, which must be in [0, 1).
+    pub fn new(p: f64) -> ErrorRate {
+        debug_assert!((0.0..1.0).contains(&p));
+        ErrorRate((p * 18_446_744_073_709_551_616.0) as u64)
+    }
+
+    /// As a probability.
+    pub fn probability(self) -> f64 {
+        self.0 as f64 / 18_446_744_073_709_551_616.0
+    }
+
+    /// Is a frame with uniform draw `x` lost?
+    pub fn loses(self, x: u64) -> bool {
+        x < self.0
+    }
 }
 
 /// A flow, resolved.
@@ -147,6 +181,29 @@ pub struct FlowDef {
     pub src: usize,
     /// Receiving host index.
     pub dst: usize,
+}
+
+/// A collective, resolved: its ranks and the RC flows (queue pairs) that carry it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectiveDef {
+    /// Name in reports.
+    pub name: String,
+    /// Which collective.
+    pub kind: CollectiveKind,
+    /// Host index of each rank, in rank order.
+    pub hosts: Vec<usize>,
+    /// Bytes of each rank's buffer.
+    pub size: u64,
+    /// Payload bytes of each message (size/N: a ring step, or one all-to-all block).
+    pub chunk: u64,
+    /// Back-to-back iterations.
+    pub iterations: u64,
+    /// When the first iteration starts.
+    pub start: Time,
+    /// Per rank: the flow ids it sends on and those it receives on.
+    pub qps: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Payload bytes per full data packet.
+    pub mtu: u32,
 }
 
 /// Where a scheduled event acts.
@@ -170,13 +227,16 @@ pub enum Action {
     /// Host `usize`'s software drains its receive buffer at this rate from now on (0: it
     /// stopped reading).
     Drain(usize, Rate),
+    /// The next N data frames the switch port or host transmits are lost on the wire
+    /// (MAC control frames pass).
+    Drop(Target, u64),
 }
 
 impl Action {
     /// The switch port or host the event acts on.
     pub fn target(&self) -> Target {
         match *self {
-            Action::Tx(t, _) | Action::Link(t, _) => t,
+            Action::Tx(t, _) | Action::Link(t, _) | Action::Drop(t, _) => t,
             Action::Inject(p, ..) => Target::Switch(p),
             Action::Drain(h, _) => Target::Host(h),
         }

@@ -55,6 +55,8 @@ pub struct ScenarioFile {
     pub links: Option<Vec<Val<LinkRaw>>>,
     /// Traffic.
     pub flows: Option<Vec<Val<FlowRaw>>>,
+    /// Collectives (AllReduce, all-to-all) among simulated hosts, over RC.
+    pub collectives: Option<Vec<Val<CollectiveRaw>>>,
     /// Scheduled events.
     pub events: Option<Vec<Val<EventRaw>>>,
     /// Output files.
@@ -89,6 +91,8 @@ pub struct HostRaw {
     pub ip: Option<Val<String>>,
     /// NIC behaviour.
     pub nic: Option<Val<NicRaw>>,
+    /// Probability that a frame is corrupted on the host's link, each direction.
+    pub frame_error_rate: Option<Val<f64>>,
 }
 
 /// NIC settings.
@@ -149,6 +153,8 @@ pub struct LinkRaw {
     pub cable: Option<Val<Scalar>>,
     /// Fixed one-way delay.
     pub delay: Option<Val<Scalar>>,
+    /// Probability that a frame is corrupted on the wire, each direction.
+    pub frame_error_rate: Option<Val<f64>>,
 }
 
 /// A VLAN tag on generated frames.
@@ -185,6 +191,58 @@ pub struct FlowRaw {
     pub priority: Option<Val<i64>>,
     pub src_port: Option<Val<u16>>,
     pub dst_port: Option<Val<u16>>,
+    /// `open_loop` or `rc`.
+    pub transport: Option<Val<String>>,
+    /// RC queue-pair settings.
+    pub rc: Option<Val<RcRaw>>,
+    /// RC: number of messages of `message_size`.
+    pub messages: Option<Val<u64>>,
+    /// RC: payload bytes per message.
+    pub message_size: Option<Val<Scalar>>,
+}
+
+/// `flows[].rc`: RC queue-pair settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RcRaw {
+    /// ACK every N in-order packets (and at each message end).
+    pub ack_every: Option<Val<u64>>,
+    /// `go_back_n` or `selective`.
+    pub recovery: Option<Val<String>>,
+    /// Local ACK timeout.
+    pub rto: Option<Val<Scalar>>,
+    /// Timeouts in a row before the QP errors out (0–7).
+    pub retry_count: Option<Val<u64>>,
+    /// DSCP of ACKs and NAKs (default: the flow's).
+    pub ack_dscp: Option<Val<i64>>,
+}
+
+/// `collectives[]`: one collective among some hosts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveRaw {
+    /// Name in reports (default `collective<index>`).
+    pub name: Option<Val<String>>,
+    /// `allreduce` or `alltoall`.
+    pub kind: Val<String>,
+    /// AllReduce algorithm: `ring`.
+    pub algorithm: Option<Val<String>>,
+    /// Its hosts, in rank order (the ring's order).
+    pub hosts: Val<Vec<Val<String>>>,
+    /// Bytes of each rank's buffer.
+    pub size: Val<Scalar>,
+    /// Back-to-back iterations.
+    pub iterations: Option<Val<u64>>,
+    /// When the first iteration starts.
+    pub start: Option<Val<Scalar>>,
+    /// DSCP of its frames.
+    pub dscp: Option<Val<i64>>,
+    /// Frame length of a full data packet.
+    pub frame: Option<Val<Scalar>>,
+    /// `rc`.
+    pub transport: Option<Val<String>>,
+    /// RC queue-pair settings of every QP.
+    pub rc: Option<Val<RcRaw>>,
 }
 
 /// A scheduled event.
@@ -203,6 +261,8 @@ pub struct EventRaw {
     pub inject: Option<Val<InjectRaw>>,
     /// A host's new receive-drain rate (0: it stops reading, a stuck receiver).
     pub drain: Option<Val<Scalar>>,
+    /// Lose the next N data frames the port transmits (corrupted on the wire).
+    pub drop: Option<Val<u64>>,
 }
 
 /// A frame to inject.

@@ -37,6 +37,27 @@ pub fn list_or_none<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 impl Diags<'_> {
+    /// A frame error rate: a probability in [0, 1) (`1e-6`), 0 when not given.
+    pub fn error_rate(
+        &self,
+        v: &Option<Val<f64>>,
+        key: &Key,
+    ) -> Result<crate::config::scenario::ErrorRate> {
+        use crate::config::scenario::ErrorRate;
+        match v {
+            None => Ok(ErrorRate::NONE),
+            Some(r) if (0.0..1.0).contains(&r.value) => Ok(ErrorRate::new(r.value)),
+            Some(r) => self.error(
+                line(r),
+                key,
+                format!(
+                    "{}: a frame error rate is a probability in [0, 1), such as 1e-6",
+                    r.value
+                ),
+            ),
+        }
+    }
+
     /// A scalar parsed as a unit (`100G`, `16MB`, `1.5ms`, `2m`).
     pub fn unit<T: FromStr<Err = UnitError>>(&self, v: &Val<Scalar>, key: &Key) -> Result<T> {
         let text = match &v.value {

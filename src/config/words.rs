@@ -146,3 +146,39 @@ words! {
         Down = "down",
     }
 }
+
+words! {
+    /// `flows[].transport`.
+    TransportKind {
+        /// Frames leave as the pattern allows; a lost one is gone.
+        OpenLoop = "open_loop",
+        /// RoCEv2 Reliable Connection: ACKs, NAKs, recovery.
+        Rc = "rc",
+    }
+}
+
+words! {
+    /// `collectives[].kind`.
+    CollectiveWord {
+        /// Every rank ends with the sum of all ranks' buffers.
+        AllReduce = "allreduce",
+        /// Every rank sends a distinct block to each other rank.
+        AllToAll = "alltoall",
+    }
+}
+
+words! {
+    /// `collectives[].algorithm`.
+    AlgorithmWord {
+        /// Reduce-scatter then all-gather around a ring.
+        Ring = "ring",
+    }
+}
+
+words! {
+    /// `collectives[].transport`.
+    CollectiveTransport {
+        /// RoCEv2 Reliable Connection queue pairs.
+        Rc = "rc",
+    }
+}

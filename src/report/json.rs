@@ -5,8 +5,8 @@
 use super::model::{
     DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport, FlowReport,
     GroupMemberReport, GroupReport, HostReport, LatencyReport, LedgerReport, LinkReport,
-    MeasureReport, OutputsReport, PfcReport, PgReport, PoolReport, PortReport, QueueReport, Report,
-    SwitchReport, Totals, WatchdogReport,
+    MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport, PoolReport, PortReport,
+    QueueReport, Report, SwitchReport, Totals, TransportReport, WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
@@ -15,7 +15,7 @@ use lossless_buffer_model::{Named, Time, PRIORITIES};
 use lossless_pipeline::counters::{Ledger, PortCounters};
 use lossless_pipeline::Switch;
 use lossless_ports::dcqcn::ReactionPoint;
-use lossless_ports::flow::{FlowRx, Limit};
+use lossless_ports::flow::{FlowRx, FlowTx, Limit, Transport};
 
 impl From<&Ledger> for LedgerReport {
     /// The switch's books (`still_queued` is the switch's to fill: it is not a counter).
@@ -269,6 +269,7 @@ fn links(o: &Outcome) -> Vec<LinkReport> {
         let sw = &sc.switches[p.switch].config;
         format!("{}:{}", sw.name, sw.ports[p.port].name)
     };
+    let lost = |i: usize| o.injected.get(i).copied().unwrap_or_default();
     let hosts = sc.run.hosts.iter().enumerate().map(|(h, host)| LinkReport {
         a: host.name.clone(),
         b: port_name(host.attach),
@@ -277,12 +278,17 @@ fn links(o: &Outcome) -> Vec<LinkReport> {
             .window
             .switch_port(host.attach.switch, host.attach.port)
             .utilization,
+        a_to_b_injected_drops: lost(h)[0],
+        b_to_a_injected_drops: lost(h)[1],
     });
-    let links = sc.run.links.iter().map(|l| LinkReport {
+    let n = sc.run.hosts.len();
+    let links = sc.run.links.iter().enumerate().map(|(i, l)| LinkReport {
         a: port_name(l.a),
         b: port_name(l.b),
         a_to_b_utilization: o.window.switch_port(l.a.switch, l.a.port).utilization,
         b_to_a_utilization: o.window.switch_port(l.b.switch, l.b.port).utilization,
+        a_to_b_injected_drops: lost(n + i)[0],
+        b_to_a_injected_drops: lost(n + i)[1],
     });
     hosts.chain(links).collect()
 }
@@ -324,9 +330,51 @@ fn fct(o: &Outcome, i: usize) -> Option<Time> {
         .flows
         .iter()
         .find(|f| f.spec.id == def.spec.id)?;
+    if let Some(rc) = &tx.rc {
+        // Complete when every message is acknowledged: the last ACK ends the flow.
+        let all = tx.finished(o.end) && rc.error_at.is_none() && rc.outstanding_messages() == 0;
+        return match (all, rc.stats.completions.last(), tx.first_tx) {
+            (true, Some((_, done)), Some(first)) => Some(*done - first),
+            _ => None,
+        };
+    }
     let finite = !matches!(def.spec.limit, Limit::Unbounded);
     (finite && tx.finished(o.end) && rx.rx_packets == tx.tx_packets && rx.rx_packets > 0)
         .then(|| rx.last_rx.unwrap_or_default() - tx.first_tx.unwrap_or_default())
+}
+
+/// An RC flow's transport counters, from its requester and its responder.
+fn transport(o: &Outcome, i: usize, tx: &FlowTx, running: bool) -> Option<TransportReport> {
+    let (rc, Transport::Rc(cfg)) = (tx.rc.as_ref()?, &tx.spec.transport) else {
+        return None;
+    };
+    let def = &o.scenario.run.flows[i];
+    let rx = o.flows_rx[i];
+    let rsp = o.hosts[def.dst].responder(def.spec.id)?;
+    let s = &rc.stats;
+    Some(TransportReport {
+        kind: "rc",
+        recovery: cfg.config.recovery.word(),
+        retransmitted_packets: s.retransmitted_packets,
+        retransmitted_bytes: s.retransmitted_bytes,
+        naks_sent: rsp.stats.naks_sent,
+        naks_received: s.naks_received,
+        acks_sent: rsp.stats.acks_sent,
+        timeouts: s.timeouts,
+        duplicates: rsp.stats.duplicates,
+        out_of_order: rsp.stats.out_of_order,
+        delivered_bytes: rsp.stats.delivered_bytes,
+        goodput_bps: rx.goodput_bps(running.then_some(o.window.to)),
+        messages_completed: s.messages_completed,
+        messages_outstanding: rc.outstanding_messages() as u64,
+        message_fct_ps: Percentiles::of(
+            s.completions
+                .iter()
+                .map(|(posted, done)| (*done - *posted).as_ps())
+                .collect(),
+        ),
+        qp_error_ps: rc.error_at.map(Time::as_ps),
+    })
 }
 
 fn flow(o: &Outcome, i: usize) -> FlowReport {
@@ -361,6 +409,7 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         fct_ps: fct(o, i).map(Time::as_ps),
         latency_ps: rx.into(),
         dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(DcqcnFlowReport::from),
+        transport: tx.and_then(|t| transport(o, i, t, running)),
     }
 }
 
@@ -370,6 +419,7 @@ pub fn report(o: &Outcome) -> Report {
     let mut t = Totals {
         drops: st.link_down_drops + st.unconnected_drops + st.host_drops,
         pfc_in_flight: st.pfc_in_flight,
+        injected_drops: o.injected.iter().map(|[a, b]| a + b).sum(),
         ..Totals::default()
     };
     let switches = o
@@ -378,7 +428,7 @@ pub fn report(o: &Outcome) -> Report {
         .enumerate()
         .map(|(si, sw)| switch_report(sw, si, o.end, &o.window, &mut t))
         .collect();
-    let flows = (0..o.scenario.run.flows.len())
+    let flows: Vec<FlowReport> = (0..o.scenario.run.flows.len())
         .map(|i| flow(o, i))
         .collect();
     let hosts = o
@@ -426,6 +476,7 @@ pub fn report(o: &Outcome) -> Report {
             stalls: st.stalls,
         }),
         switches,
+        collectives: super::collective::reports(o, &flows),
         flows,
         hosts,
         links: links(o),

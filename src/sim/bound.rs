@@ -4,7 +4,6 @@
 use super::SimError;
 use crate::config::Scenario;
 use lossless_buffer_model::Time;
-use lossless_ports::flow::Limit;
 
 /// The end of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,9 +17,7 @@ pub struct Bound {
 /// The end of a run of `scenario` lasting `duration` (None: the file gives none).
 pub fn bound(scenario: &Scenario, duration: Option<Time>) -> Result<Bound, SimError> {
     let flows = &scenario.run.flows;
-    let all_finite = flows
-        .iter()
-        .all(|f| f.spec.limit != Limit::Unbounded || f.spec.stop.is_some());
+    let all_finite = flows.iter().all(|f| f.spec.finite());
     let watchdog = scenario
         .switches
         .iter()
@@ -42,7 +39,7 @@ pub fn bound(scenario: &Scenario, duration: Option<Time>) -> Result<Bound, SimEr
             } else if all_finite {
                 "a PFC watchdog that polls forever"
             } else {
-                "flows without size, packets or stop"
+                "flows without size, packets, messages or stop"
             }
         ))),
     }

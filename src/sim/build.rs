@@ -4,12 +4,15 @@
 
 use super::cabling::{host_fdb_entries, host_routes, Cabling};
 use super::{HostNode, SwitchNode};
+use crate::config::scenario::FlowDef;
 use crate::config::Scenario;
 use lossless_buffer_model::Time;
 use lossless_pipeline::config::Forwarding;
 use lossless_pipeline::Switch;
-use lossless_ports::flow::{FlowRx, FlowTx};
-use lossless_ports::host::Host;
+use lossless_ports::collective::Rank;
+use lossless_ports::flow::{FlowRx, FlowSpec, FlowTx, Transport};
+use lossless_ports::host::{Host, RcSink};
+use lossless_ports::rc::Responder;
 
 /// The switches of `s`; switch i's RNG is seeded with `seed + i`.
 pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
@@ -43,17 +46,19 @@ pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
         .iter()
         .enumerate()
         .map(|(hi, h)| {
-            let flows: Vec<FlowTx> = s
-                .run
-                .flows
+            let sends: Vec<&FlowDef> = s.run.flows.iter().filter(|f| f.src == hi).collect();
+            let flows: Vec<FlowTx> = sends
                 .iter()
-                .filter(|f| f.src == hi)
                 .map(|f| FlowTx::new(f.spec.clone()).expect("frame sizes validated by the config"))
                 .collect();
             let speed = s.switches[h.attach.switch].config.ports[h.attach.port].speed;
             let mut host = Host::new(h.name.clone(), h.mac, speed, h.nic, flows);
             for f in s.run.flows.iter().filter(|f| f.dst == hi) {
-                host.add_receiver(f.spec.id, FlowRx::new(m.from, m.to.unwrap_or(Time::MAX)));
+                let rx = FlowRx::new(m.from, m.to.unwrap_or(Time::MAX));
+                host.add_receiver(f.spec.id, rx, rc_sink(&f.spec));
+            }
+            for rank in ranks(s, hi, &sends) {
+                host.add_rank(rank);
             }
             HostNode {
                 host,
@@ -62,4 +67,49 @@ pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
             }
         })
         .collect()
+}
+
+/// Host `hi`'s ranks in the collectives of `s`; `sends` are the flows it sends, in the
+/// order of its flows.
+fn ranks(s: &Scenario, hi: usize, sends: &[&FlowDef]) -> Vec<Rank> {
+    let mut out = Vec::new();
+    for (ci, c) in s.run.collectives.iter().enumerate() {
+        let Some(r) = c.hosts.iter().position(|h| *h == hi) else {
+            continue;
+        };
+        let (out_ids, in_ids) = &c.qps[r];
+        let send_at = out_ids
+            .iter()
+            .map(|id| {
+                sends
+                    .iter()
+                    .position(|f| f.spec.id == *id)
+                    .expect("the rank's own flow")
+            })
+            .collect();
+        out.push(Rank::new(
+            ci,
+            c.kind,
+            c.hosts.len(),
+            (send_at, in_ids.clone()),
+            c.chunk,
+            c.iterations,
+            c.start,
+        ));
+    }
+    out
+}
+
+/// The responder end of an RC flow, at its destination.
+fn rc_sink(spec: &FlowSpec) -> Option<RcSink> {
+    let Transport::Rc(rc) = &spec.transport else {
+        return None;
+    };
+    let start_psn = spec.headers.bth.map_or(0, |(_, _, psn)| psn);
+    Some(RcSink {
+        responder: Responder::new(rc.config, start_psn),
+        overhead: spec.headers.overhead(),
+        ack_dscp: rc.ack_dscp,
+        ack_priority: rc.ack_priority,
+    })
 }

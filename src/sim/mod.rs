@@ -10,6 +10,7 @@
 //! * [`bound`]: when the run ends; [`queue`]: the event queue; [`options`]: what a run is
 //!   given and counts of itself.
 //! * [`network`]: frames between nodes (where virtual time advances for a node);
+//!   [`loss`]: frames lost on the wire on purpose (error rates, `drop` events);
 //!   [`scheduled`]: the scenario's events; [`periodic`]: the window's edges, samples and
 //!   deadlock checks.
 //! * [`observers`]: pcap captures and the time series ([`timeseries`]); [`recorder`]: what
@@ -20,6 +21,7 @@ pub mod bound;
 pub mod build;
 pub mod cabling;
 pub mod deadlock;
+pub mod loss;
 mod network;
 pub mod observers;
 pub mod options;
@@ -108,6 +110,8 @@ pub struct Sim {
     hosts: Vec<HostNode>,
     cabling: Cabling,
     links_up: Vec<bool>,
+    /// Frames lost on the wire on purpose.
+    loss: loss::Loss,
     in_flight: u64,
     observers: Observers,
     measure: Measure,
@@ -160,6 +164,7 @@ impl Sim {
             switches,
             hosts,
             links_up: vec![true; cabling.links],
+            loss: loss::Loss::of(&scenario, seed),
             cabling,
             in_flight: 0,
             observers,

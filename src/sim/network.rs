@@ -97,6 +97,10 @@ impl Sim {
             self.stats.link_down_drops += 1;
             return;
         }
+        if self.loss.lose(from, port as u16, peer.link, &pkt) {
+            // Corrupted on the wire: the far end's FCS check drops it.
+            return;
+        }
         let speed = self.node(from).0.port_speed(port);
         let at = self.now + speed.wire_time(pkt.len as u64) + peer.propagation;
         self.stats.packet_hops += 1;

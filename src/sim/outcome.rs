@@ -35,6 +35,8 @@ pub struct Outcome<'a> {
     pub deadlocks: Option<&'a DeadlockWatch>,
     /// The run stopped at a deadlock that nothing could break.
     pub stopped_by_deadlock: bool,
+    /// Frames lost on the wire on purpose, per link (hosts' first): a→b, b→a.
+    pub injected: &'a [[u64; 2]],
 }
 
 impl Sim {
@@ -64,6 +66,7 @@ impl Sim {
             files: &self.observers.files,
             deadlocks: self.deadlocks.as_ref(),
             stopped_by_deadlock: self.stopped_by_deadlock,
+            injected: &self.loss.injected,
         }
     }
 }

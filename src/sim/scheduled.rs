@@ -1,6 +1,6 @@
 //! The scenario's scheduled events acting at their virtual time: a transmitter disabled or
 //! enabled, a link down or up (both ends), a frame injected into a switch port as if just
-//! received, a host's receive drain changed.
+//! received, a host's receive drain changed, the next N data frames of a port lost.
 
 use super::cabling::NodeId;
 use super::Sim;
@@ -41,6 +41,11 @@ impl Sim {
                 self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
             Action::Drain(h, rate) => self.hosts[h].host.set_drain(rate, now),
+            Action::Drop(Target::Switch(p), n) => {
+                self.loss
+                    .drop_next(NodeId::Switch(p.switch as u32), p.port as u16, n)
+            }
+            Action::Drop(Target::Host(h), n) => self.loss.drop_next(NodeId::Host(h as u32), 0, n),
         }
         self.schedule(match target {
             Target::Switch(p) => NodeId::Switch(p.switch as u32),

@@ -88,6 +88,7 @@ impl TapSwitch {
             engine: None,
             switches: vec![sw],
             flows: Vec::new(),
+            collectives: Vec::new(),
             hosts: Vec::new(),
             links: Vec::new(),
             deadlocks: None,

@@ -16,7 +16,7 @@ use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{OPCODE_SEND_ONLY, ROCEV2_PORT};
 use lossless_pipeline::{Node, Packet};
-use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern};
+use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern, Transport};
 use lossless_ports::host::{Host, NicConfig, PfcMode};
 use lossless_sys::netdev::{if_mac, if_mtu};
 use lossless_sys::packet::PacketSocket;
@@ -146,6 +146,7 @@ fn flow_spec(cfg: &GenConfig, src_mac: [u8; 6], end: Time) -> FlowSpec {
         limit: Limit::Unbounded,
         start: Time::ZERO,
         stop: Some(end),
+        transport: Transport::OpenLoop,
     }
 }
 

@@ -44,15 +44,21 @@ pub enum BuildError {
 }
 
 impl FrameSpec {
-    /// Smallest frame length (FCS included) these headers fit in (64 at least).
-    pub fn min_len(&self) -> u32 {
+    /// Frame bytes besides the payload: Ethernet (and tag), IPv4, UDP, BTH and ICRC when
+    /// RoCEv2, FCS (62 bytes for untagged RoCEv2).
+    pub fn overhead(&self) -> u32 {
         let l2 = 14 + if self.vlan.is_some() { 4 } else { 0 };
         let l4 = 8 + if self.bth.is_some() {
             (BTH_LEN + ICRC_LEN) as u32
         } else {
             0
         };
-        (l2 + 20 + l4 + 4).max(64)
+        l2 + 20 + l4 + 4
+    }
+
+    /// Smallest frame length (FCS included) these headers fit in (64 at least).
+    pub fn min_len(&self) -> u32 {
+        self.overhead().max(64)
     }
 
     /// Write the headers into `out` (cleared first).

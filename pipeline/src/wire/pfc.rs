@@ -115,6 +115,11 @@ pub fn is_pfc(frame: &[u8]) -> bool {
         && u16_at(frame, field::OPCODE) == OPCODE_PFC
 }
 
+/// Is `frame` an untagged MAC Control frame (PFC, PAUSE or another opcode)? A quick look.
+pub fn is_mac_control(frame: &[u8]) -> bool {
+    frame.len() >= field::ETHERTYPE.end && u16_at(frame, field::ETHERTYPE) == ETHERTYPE_MAC_CONTROL
+}
+
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
 pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
     out.clear();

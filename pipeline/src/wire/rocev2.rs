@@ -170,6 +170,12 @@ pub fn set_ecn_flags(frame: &mut [u8], bth: usize, bits: u8) {
     frame[bth + field::ECN_FLAGS] |= bits;
 }
 
+/// Set or clear the AckReq bit of the BTH starting at `bth`.
+pub fn set_ack_req(frame: &mut [u8], bth: usize, on: bool) {
+    let b = &mut frame[bth + field::ACK_REQ];
+    *b = if on { *b | 0x80 } else { *b & 0x7F };
+}
+
 /// Set the opcode of the BTH starting at `bth`.
 pub fn set_opcode(frame: &mut [u8], bth: usize, opcode: u8) {
     frame[bth + field::OPCODE] = opcode;

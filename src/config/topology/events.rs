@@ -1,6 +1,7 @@
 //! `events:`: what happens at a virtual time — a transmitter disabled or enabled, a link
 //! down or up, a frame injected as if just received (a PFC frame, or any bytes in hex), a
-//! host's receive drain changed (a receiver that slows down or stops reading).
+//! host's receive drain changed (a receiver that slows down or stops reading), the next N
+//! data frames a port sends lost on the wire.
 
 use super::PatchPanel;
 use crate::config::diag::{Diag, Key};
@@ -36,15 +37,25 @@ pub fn resolve(
         r.link.is_some(),
         r.inject.is_some(),
         r.drain.is_some(),
+        r.drop.is_some(),
     ];
     if given.iter().filter(|g| **g).count() != 1 {
         return d.error(
             line(e),
             &k,
-            "an event does exactly one of `tx`, `link`, `inject` or `drain`",
+            "an event does exactly one of `tx`, `link`, `inject`, `drain` or `drop`",
         );
     }
-    let action = if let Some(t) = &r.tx {
+    let action = if let Some(n) = &r.drop {
+        if n.value == 0 {
+            return d.error(
+                line(n),
+                &k.at("drop"),
+                "drops the next N data frames the port sends: N is 1 or more",
+            );
+        }
+        Action::Drop(target, n.value)
+    } else if let Some(t) = &r.tx {
         Action::Tx(
             target,
             d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable,

@@ -6,14 +6,15 @@ use super::PatchPanel;
 use crate::config::defaults;
 use crate::config::diag::{Diag, Key};
 use crate::config::scenario::{FlowDef, HostSpec};
-use crate::config::schema::{FlowRaw, Val};
+use crate::config::schema::{FlowRaw, RcRaw, Val};
 use crate::config::values::{line, list_or_none};
-use crate::config::words::{PatternKind, Protocol};
+use crate::config::words::{PatternKind, Protocol, TransportKind};
 use lossless_buffer_model::{Bytes, Rate, Time};
-use lossless_pipeline::config::Forwarding;
+use lossless_pipeline::config::{Forwarding, QosConfig};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{OPCODE_SEND_ONLY, ROCEV2_PORT};
-use lossless_ports::flow::{FlowSpec, Limit, Pattern};
+use lossless_ports::flow::{FlowSpec, Limit, Messages, Pattern, RcFlow, Transport};
+use lossless_ports::rc::{RcConfig, Recovery};
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -35,46 +36,20 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         Some(v) => d.small(v, &k.at("dscp"), 63)?,
     };
     let ecn = d.opt_word(&r.ecn, &k.at("ecn"))?.unwrap_or(defaults::ECN);
-    let vlan = match &r.vlan {
-        None => None,
-        Some(v) => {
-            let vid = d.int_in(&v.value.vid, &k.at("vlan").at("vid"), 0, 4095, "")? as u16;
-            let pcp = match &v.value.pcp {
-                None => 0,
-                Some(p) => d.small(p, &k.at("vlan").at("pcp"), 7)?,
-            };
-            Some((vid, pcp))
-        }
-    };
+    let vlan = vlan(cx, &k, r)?;
     let (hs, hd) = (&hosts[src], &hosts[dst]);
     let sw = &cx.switches[hs.attach.switch].config;
     let frame: Bytes = d
         .opt_unit(&r.frame, &k.at("frame"))?
         .unwrap_or(defaults::FRAME);
-    let headers = FrameSpec {
-        src_mac: hs.mac,
-        // Routed frames go to the switch port's MAC.
-        dst_mac: match sw.forwarding {
-            Forwarding::L2 { .. } => hd.mac,
-            Forwarding::L3 { .. } => sw.ports[hs.attach.port].mac,
-        },
-        vlan,
-        src_ip: hs.ip,
-        dst_ip: hd.ip,
-        dscp,
-        ecn: ecn.bits(),
-        src_port: r
-            .src_port
-            .as_ref()
-            // Within the ephemeral range 49152–65535 however many flows there are.
-            .map_or(defaults::SRC_PORT_BASE + (i as u16 % 16_384), |p| p.value),
-        dst_port: match protocol {
-            Protocol::Rocev2 => ROCEV2_PORT,
-            Protocol::Udp => r.dst_port.as_ref().map_or(defaults::DST_PORT, |p| p.value),
-        },
-        bth: (protocol == Protocol::Rocev2).then_some((OPCODE_SEND_ONLY, i as u32 + 1, 0)),
-        len: frame.get().min(u32::MAX as u64) as u32,
-    };
+    let mut headers = headers(cx, i, (hs, hd), protocol, (dscp, ecn.bits()), frame);
+    headers.vlan = vlan;
+    if let Some(p) = &r.src_port {
+        headers.src_port = p.value;
+    }
+    if let (Protocol::Udp, Some(p)) = (protocol, &r.dst_port) {
+        headers.dst_port = p.value;
+    }
     let (min, mtu) = (headers.min_len(), sw.ports[hs.attach.port].mtu);
     if frame.get() < min as u64 || frame.get() > mtu as u64 {
         return d.error(
@@ -84,23 +59,7 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         );
     }
     let pattern = pattern(cx, &k, r)?;
-    let link = sw.ports[hs.attach.port].speed;
-    if let Pattern::Cbr { rate }
-    | Pattern::OnOff {
-        rate: Some(rate), ..
-    } = pattern
-    {
-        if rate > link {
-            return d.error(
-                r.rate.as_ref().and_then(line),
-                &k.at("rate"),
-                format!(
-                    "{rate} is above the {link} link of host {}: a rate counts preamble and gap, so the link's is the most it can be",
-                    hs.name
-                ),
-            );
-        }
-    }
+    check_rate(cx, &k, r, pattern, sw.ports[hs.attach.port].speed, &hs.name)?;
     let size: Option<Bytes> = d.opt_unit(&r.size, &k.at("size"))?;
     let limit = match (size, &r.packets) {
         (Some(_), Some(p)) => return d.error(line(p), &k, "give `size` or `packets`, not both"),
@@ -122,6 +81,12 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         Some(p) => d.small(p, &k.at("priority"), 7)?,
         None => sw.qos.classify(Some(dscp), vlan.map(|(_, pcp)| pcp)),
     };
+    let transport = transport(cx, &k, f, protocol, dscp, size, &sw.qos)?;
+    let limit = match transport {
+        Transport::OpenLoop => limit,
+        // An RC flow's volume is its messages.
+        Transport::Rc(_) => Limit::Unbounded,
+    };
     let spec = FlowSpec {
         name,
         id: i as u32 + 1,
@@ -131,8 +96,234 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         limit,
         start,
         stop,
+        transport,
     };
     Ok(FlowDef { spec, src, dst })
+}
+
+/// The headers of the `i`-th flow (its QP is i + 1) from `hs` to `hd`, untagged, with
+/// the default ports: the source port in the ephemeral range 49152–65535 however many
+/// flows there are, the destination 5001 (RoCEv2: 4791). Routed frames go to the switch
+/// port's MAC.
+pub(super) fn headers(
+    cx: &PatchPanel,
+    i: usize,
+    (hs, hd): (&HostSpec, &HostSpec),
+    protocol: Protocol,
+    (dscp, ecn): (u8, u8),
+    frame: Bytes,
+) -> FrameSpec {
+    let sw = &cx.switches[hs.attach.switch].config;
+    FrameSpec {
+        src_mac: hs.mac,
+        dst_mac: match sw.forwarding {
+            Forwarding::L2 { .. } => hd.mac,
+            Forwarding::L3 { .. } => sw.ports[hs.attach.port].mac,
+        },
+        vlan: None,
+        src_ip: hs.ip,
+        dst_ip: hd.ip,
+        dscp,
+        ecn,
+        src_port: defaults::SRC_PORT_BASE + (i as u16 % 16_384),
+        dst_port: match protocol {
+            Protocol::Rocev2 => ROCEV2_PORT,
+            Protocol::Udp => defaults::DST_PORT,
+        },
+        bth: (protocol == Protocol::Rocev2).then_some((OPCODE_SEND_ONLY, i as u32 + 1, 0)),
+        len: frame.get().min(u32::MAX as u64) as u32,
+    }
+}
+
+/// `vlan: {vid, pcp}`: the tag's VID and PCP.
+fn vlan(cx: &PatchPanel, k: &Key, r: &FlowRaw) -> Result<Option<(u16, u8)>> {
+    let (d, k) = (cx.d, k.at("vlan"));
+    let Some(v) = &r.vlan else {
+        return Ok(None);
+    };
+    let vid = d.int_in(&v.value.vid, &k.at("vid"), 0, 4095, "")? as u16;
+    let pcp = match &v.value.pcp {
+        None => 0,
+        Some(p) => d.small(p, &k.at("pcp"), 7)?,
+    };
+    Ok(Some((vid, pcp)))
+}
+
+/// A CBR or on/off rate is at most the sending host's link rate.
+fn check_rate(
+    cx: &PatchPanel,
+    k: &Key,
+    r: &FlowRaw,
+    pattern: Pattern,
+    link: Rate,
+    host: &str,
+) -> Result<()> {
+    if let Pattern::Cbr { rate }
+    | Pattern::OnOff {
+        rate: Some(rate), ..
+    } = pattern
+    {
+        if rate > link {
+            return cx.d.error(
+                r.rate.as_ref().and_then(line),
+                &k.at("rate"),
+                format!(
+                    "{rate} is above the {link} link of host {host}: a rate counts preamble and gap, so the link's is the most it can be"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `transport` and what RC needs: its queue pair's settings (`rc:`) and messages (`size`
+/// as one message, or `messages` of `message_size`; a stream without either).
+fn transport(
+    cx: &PatchPanel,
+    k: &Key,
+    f: &Val<FlowRaw>,
+    protocol: Protocol,
+    dscp: u8,
+    size: Option<Bytes>,
+    qos: &QosConfig,
+) -> Result<Transport> {
+    let (d, r) = (cx.d, &f.value);
+    let kind = d
+        .opt_word(&r.transport, &k.at("transport"))?
+        .unwrap_or(TransportKind::OpenLoop);
+    if kind == TransportKind::OpenLoop {
+        let rc_only = [
+            ("rc", r.rc.as_ref().and_then(line)),
+            ("messages", r.messages.as_ref().and_then(line)),
+            ("message_size", r.message_size.as_ref().and_then(line)),
+        ];
+        if let Some((key, at)) = rc_only.iter().find(|(_, l)| l.is_some()) {
+            return d.error(
+                *at,
+                &k.at(key),
+                "only RC flows have this: add `transport: rc`",
+            );
+        }
+        return Ok(Transport::OpenLoop);
+    }
+    let at = r.transport.as_ref().and_then(line);
+    if protocol != Protocol::Rocev2 {
+        return d.error(
+            at,
+            &k.at("transport"),
+            "RC runs over RoCEv2: add `protocol: rocev2`",
+        );
+    }
+    if let Some(p) = &r.packets {
+        return d.error(
+            line(p),
+            &k.at("packets"),
+            "an RC flow sends messages: give `size` (one message) or `messages` and `message_size`",
+        );
+    }
+    let message_size: Option<Bytes> = d.opt_unit(&r.message_size, &k.at("message_size"))?;
+    let messages = match (size, &r.messages, message_size) {
+        (Some(_), Some(m), _) => {
+            return d.error(
+                line(m),
+                &k.at("messages"),
+                "give `size` (one message) or `messages` of `message_size`, not both",
+            )
+        }
+        (Some(_), None, Some(_)) => {
+            return d.error(
+                r.message_size.as_ref().and_then(line),
+                &k.at("message_size"),
+                "`size` is the one message: give `messages` with `message_size`",
+            )
+        }
+        (Some(b), None, None) => Messages::Count {
+            count: 1,
+            size: b.get(),
+        },
+        (None, Some(m), _) if m.value == 0 => {
+            return d.error(line(m), &k.at("messages"), "at least 1 message")
+        }
+        (None, Some(m), s) => Messages::Count {
+            count: m.value,
+            size: s.unwrap_or(defaults::MESSAGE_SIZE).get(),
+        },
+        (None, None, s) => Messages::Stream {
+            size: s.unwrap_or(defaults::MESSAGE_SIZE).get(),
+        },
+    };
+    if matches!(
+        messages,
+        Messages::Count { size: 0, .. } | Messages::Stream { size: 0 }
+    ) {
+        return d.error(
+            line(f),
+            &k.at("message_size"),
+            "a message carries at least 1 byte",
+        );
+    }
+    let (config, ack_dscp) = rc_settings(cx, k, r.rc.as_ref(), dscp)?;
+    Ok(Transport::Rc(RcFlow {
+        config,
+        messages,
+        ack_dscp,
+        // The responder's NIC queues ACKs on the class its switch gives their DSCP.
+        ack_priority: qos.classify(Some(ack_dscp), None),
+    }))
+}
+
+/// `rc: {ack_every, recovery, rto, retry_count, ack_dscp}` over the defaults.
+pub(super) fn rc_settings(
+    cx: &PatchPanel,
+    k: &Key,
+    rc: Option<&Val<RcRaw>>,
+    dscp: u8,
+) -> Result<(RcConfig, u8)> {
+    let d = cx.d;
+    let mut c = RcConfig::default();
+    let Some(rc) = rc else {
+        return Ok((c, dscp));
+    };
+    let (r, k) = (&rc.value, k.at("rc"));
+    if let Some(v) = &r.ack_every {
+        if v.value == 0 || v.value > u32::MAX as u64 {
+            return d.error(
+                line(v),
+                &k.at("ack_every"),
+                "an ACK every 1 or more packets",
+            );
+        }
+        c.ack_every = v.value as u32;
+    }
+    if let Some(v) = &r.recovery {
+        c.recovery = d.word::<Recovery>(v, &k.at("recovery"))?;
+    }
+    if let Some(v) = &r.rto {
+        let rto: Time = d.unit(v, &k.at("rto"))?;
+        if rto == Time::ZERO {
+            return d.error(
+                line(v),
+                &k.at("rto"),
+                "the local ACK timeout is above 0: 4.096us × 2^n, such as 67.1ms (n = 14) or 4.295s (n = 20, NCCL's default)",
+            );
+        }
+        c.rto = rto;
+    }
+    if let Some(v) = &r.retry_count {
+        if v.value > 7 {
+            return d.error(
+                line(v),
+                &k.at("retry_count"),
+                format!("{}: the retry count is 3 bits, 0–7", v.value),
+            );
+        }
+        c.retry_count = v.value as u32;
+    }
+    let ack_dscp = match &r.ack_dscp {
+        Some(v) => d.small(v, &k.at("ack_dscp"), 63)?,
+        None => dscp,
+    };
+    Ok((c, ack_dscp))
 }
 
 /// The flow's sending and receiving hosts: two different ones, by name.

@@ -51,12 +51,14 @@ pub fn resolve(
     };
     let sw = &cx.switches[attach.switch].config;
     let nic = nic(d, &k.at("nic"), h.value.nic.as_ref(), &sw.qos)?;
+    let frame_error_rate = d.error_rate(&h.value.frame_error_rate, &k.at("frame_error_rate"))?;
     Ok(HostSpec {
         name,
         mac: mac.0,
         ip,
         attach,
         nic,
+        frame_error_rate,
     })
 }
 

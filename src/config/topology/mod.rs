@@ -2,6 +2,7 @@
 //! the measurement window — resolved against them: names become indices, addresses are
 //! assigned, a flow's priority is the class its switch will give it.
 
+pub mod collectives;
 pub mod events;
 pub mod flows;
 pub mod hosts;
@@ -132,6 +133,10 @@ pub fn resolve(
     for (i, f) in raw.flows.iter().flatten().enumerate() {
         run.flows.push(flows::resolve(&cx, i, f, &run.hosts)?);
     }
+    for (i, c) in raw.collectives.iter().flatten().enumerate() {
+        let c = collectives::resolve(&cx, i, c, &run.hosts, &mut run.flows)?;
+        run.collectives.push(c);
+    }
     for (i, e) in raw.events.iter().flatten().enumerate() {
         run.events
             .push(events::resolve(&cx, i, e, &run.hosts, duration)?);
@@ -197,12 +202,14 @@ fn link(cx: &mut PatchPanel, i: usize, l: &Val<LinkRaw>) -> Result<LinkSpec> {
         }
         (None, None) => pa.propagation(),
     };
+    let frame_error_rate = d.error_rate(&l.value.frame_error_rate, &k.at("frame_error_rate"))?;
     Ok(LinkSpec {
         a,
         b,
         propagation,
         cable,
         delay,
+        frame_error_rate,
     })
 }
 

@@ -6,10 +6,13 @@
 //! headroom) or at an egress queue.
 //!
 //! * [`switch`]: one switch's tables; [`network`]: links, deadlocks, flows, hosts, the
-//!   engine's counters and the files written.
+//!   engine's counters and the files written; [`transport`]: RC flows' recovery;
+//!   [`collective`]: collectives in nccl-tests' columns.
 
+mod collective;
 mod network;
 mod switch;
+mod transport;
 
 use super::model::Report;
 use lossless_buffer_model::Time;
@@ -38,6 +41,8 @@ pub fn render(r: &Report) -> String {
     network::links(&mut o, r);
     network::deadlocks(&mut o, r);
     network::flows(&mut o, r);
+    transport::rc(&mut o, r);
+    collective::table(&mut o, r);
     network::hosts(&mut o, r);
     network::engine(&mut o, r);
     network::outputs(&mut o, r);
@@ -81,9 +86,13 @@ fn header(o: &mut String, r: &Report) {
     if lost > 0 {
         let _ = write!(pfc, ", {lost} not acted on (see drops)");
     }
+    let injected = match t.injected_drops {
+        0 => String::new(),
+        n => format!(", lost on the wire on purpose {n}"),
+    };
     let _ = writeln!(
         o,
-        "totals: lossless_drops {}, drops {}, {pfc}, ECN marked {}\n",
+        "totals: lossless_drops {}, drops {}, {pfc}, ECN marked {}{injected}\n",
         t.lossless_drops, t.drops, t.ecn
     );
 }

@@ -9,6 +9,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod collective;
+mod endpoints;
+
+pub use collective::*;
+pub use endpoints::*;
+
 /// A whole report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -38,6 +44,9 @@ pub struct Report {
     pub flows: Vec<FlowReport>,
     /// Per host NIC (simulator).
     pub hosts: Vec<HostReport>,
+    /// Per collective (simulator, scenarios with `collectives:`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collectives: Vec<CollectiveReport>,
     /// Per link, both directions: host links, then switch-to-switch links (simulator).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkReport>,
@@ -89,6 +98,8 @@ pub struct Totals {
     pub ecn: u64,
     /// 802.3x PAUSE frames sent by switches and hosts.
     pub pause_tx_frames: u64,
+    /// Frames lost on the wire on purpose (link error rates, `drop` events); not in `drops`.
+    pub injected_drops: u64,
 }
 
 /// The simulator's own counters.
@@ -171,6 +182,10 @@ pub struct LinkReport {
     pub a_to_b_utilization: f64,
     /// Fraction of the window b→a was busy.
     pub b_to_a_utilization: f64,
+    /// Frames lost a→b on the wire on purpose (error rate, `drop` events).
+    pub a_to_b_injected_drops: u64,
+    /// Frames lost b→a on the wire on purpose.
+    pub b_to_a_injected_drops: u64,
 }
 
 /// One port.
@@ -365,111 +380,6 @@ pub struct FdbReport {
     pub flushed: u64,
     /// Learn attempts refused, the table being full.
     pub full_misses: u64,
-}
-
-/// One flow.
-#[derive(Clone, Debug, Serialize)]
-pub struct FlowReport {
-    /// Name.
-    pub name: String,
-    /// Sending host.
-    pub src: String,
-    /// Receiving host.
-    pub dst: String,
-    /// Priority its NIC queues it on.
-    pub priority: u8,
-    /// Frames sent.
-    pub tx_packets: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
-    /// Frames received.
-    pub rx_packets: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Frames that arrived after a later one.
-    pub reordered: u64,
-    /// When its last frame arrived, ps (null: none arrived).
-    pub last_rx_ps: Option<u64>,
-    /// The longest wait between two received frames (whole run), ps: a stalled victim.
-    pub longest_gap_ps: Option<u64>,
-    /// When that wait began (arrival of the frame before it), ps.
-    pub longest_gap_from_ps: Option<u64>,
-    /// Frames received marked CE.
-    pub ce_marked: u64,
-    /// CBR slots skipped (paused or busy).
-    pub skipped_slots: u64,
-    /// Throughput in the window, bit/s: frame bits over the flow's receive interval
-    /// (first to last frame) clipped to the window.
-    pub throughput_bps: f64,
-    /// Frame bits received in the window over the whole window, bit/s: a flow that stopped
-    /// (deadlocked, stalled) shows its loss here, while `throughput_bps` does not.
-    pub window_rate_bps: f64,
-    /// Flow completion time, ps (finite flows fully delivered).
-    pub fct_ps: Option<u64>,
-    /// Latency in the window, ps.
-    pub latency_ps: LatencyReport,
-    /// DCQCN state, when the sender runs DCQCN.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dcqcn: Option<DcqcnFlowReport>,
-}
-
-/// A flow's DCQCN reaction point at the end of the run.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct DcqcnFlowReport {
-    /// CNPs received for the flow's queue pair.
-    pub cnps: u64,
-    /// Current rate R_C, bit/s.
-    pub rate_bps: f64,
-    /// Target rate R_T, bit/s.
-    pub target_bps: f64,
-    /// α.
-    pub alpha: f64,
-}
-
-/// Latency percentiles (hdrhistogram, 3 significant digits, clamped to min/max) and the
-/// exact extremes, ps.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct LatencyReport {
-    /// Median.
-    pub p50: Option<u64>,
-    /// 99th percentile.
-    pub p99: Option<u64>,
-    /// 99.9th percentile.
-    pub p999: Option<u64>,
-    /// Largest.
-    pub max: Option<u64>,
-    /// Smallest.
-    pub min: Option<u64>,
-}
-
-/// One host NIC.
-#[derive(Clone, Debug, Serialize)]
-pub struct HostReport {
-    /// Name.
-    pub name: String,
-    /// PFC counters.
-    pub pfc: PfcReport,
-    /// Time paused, per priority, ps (whole run).
-    pub paused_ps: [u64; PRIORITIES],
-    /// Fraction of the window paused, per priority.
-    pub paused_fraction: [f64; PRIORITIES],
-    /// Fraction of the window the transmitter was busy.
-    pub tx_utilization: f64,
-    /// Frames sent.
-    pub tx_packets: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
-    /// Frames received.
-    pub rx_packets: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Frames the receive buffer dropped.
-    pub rx_drops: u64,
-    /// Peak receive-buffer occupancy, bytes.
-    pub rx_buffer_watermark_bytes: u64,
-    /// CNPs the NIC sent (DCQCN notification point), when it runs DCQCN.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cnps_sent: Option<u64>,
 }
 
 /// Files written besides the JSON report.

@@ -9,16 +9,25 @@
 //! NIC sends XOFF when the buffer passes `pfc_xoff` and XON below `pfc_xon` (a slow
 //! receiver); past the buffer, frames are dropped and counted.
 
+use crate::collective::Rank;
 use crate::dcqcn::{NotificationPoint, ReactionPoint};
 use crate::flow::{FlowRx, FlowTx};
 pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
+use crate::rc::Responder;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::config::FlowControl;
-use lossless_pipeline::parser::{parse, MacControl, L3};
-use lossless_pipeline::wire::build::FrameSpec;
-use lossless_pipeline::wire::rocev2::{self, BTH_LEN, CNP_LEN, OPCODE_CNP, ROCEV2_PORT};
+use lossless_pipeline::parser::{parse, MacControl, Parsed, L3};
+use lossless_pipeline::wire::rocev2::{
+    OPCODE_ACKNOWLEDGE, OPCODE_CNP, OPCODE_SEND_LAST, OPCODE_SEND_ONLY,
+};
 use lossless_pipeline::{Node, Packet, Transmitter};
 use std::collections::VecDeque;
+
+mod replies;
+#[cfg(test)]
+mod tests;
+
+pub use replies::RcSink;
 
 /// Spare frame buffers a NIC keeps for reuse.
 const SPARE_BUFFERS: usize = 64;
@@ -26,8 +35,11 @@ const SPARE_BUFFERS: usize = 64;
 /// What a received frame was.
 #[derive(Debug)]
 pub enum Received {
-    /// A data frame for the host (counted against its flow).
-    Data(Packet),
+    /// A data frame for the host (counted against its flow), with its parsed headers.
+    Data(Packet, Box<Parsed>),
+    /// An RC acknowledgement for one of this NIC's queue pairs (its requester moved on);
+    /// its buffer is returned for reuse.
+    Ack(Vec<u8>),
     /// A PFC frame, acted on or ignored; its buffer is returned for reuse.
     Pfc(Vec<u8>),
     /// Dropped: receive buffer full, or unparseable / other MAC control.
@@ -63,16 +75,20 @@ pub struct Host {
     pub dropped: u64,
     /// Data frames of no flow this host receives (a forwarding mistake upstream).
     pub misdelivered: u64,
-    /// Receiver statistics of the flows this host receives, sorted by flow id.
-    receivers: Vec<(u32, FlowRx)>,
+    /// Receiver statistics of the flows this host receives, sorted by flow id, with the
+    /// RC responder of each RC flow.
+    receivers: Vec<(u32, FlowRx, Option<RcSink>)>,
     spare: Vec<Vec<u8>>,
     now: Time,
     /// DCQCN notification point: CNPs sent per queue pair.
     pub np: NotificationPoint,
-    /// CNPs waiting to be sent (before data frames).
-    cnps: VecDeque<Packet>,
+    /// Control frames waiting to be sent before data frames (CNPs, RC ACKs and NAKs), each
+    /// with the priority it is queued on.
+    control: VecDeque<(u8, Packet)>,
     /// CNPs received for this NIC's queue pairs.
     pub cnps_received: u64,
+    /// The host's ranks in collectives, which post messages on its RC flows.
+    ranks: Vec<Rank>,
 }
 
 impl Host {
@@ -114,8 +130,9 @@ impl Host {
             spare: Vec::new(),
             now: Time::ZERO,
             np: NotificationPoint::default(),
-            cnps: VecDeque::new(),
+            control: VecDeque::new(),
             cnps_received: 0,
+            ranks: Vec::new(),
         }
     }
 
@@ -129,24 +146,69 @@ impl Host {
         self.tx.speed()
     }
 
-    /// Count the frames of flow `id` this host receives in `rx`.
-    pub fn add_receiver(&mut self, id: u32, rx: FlowRx) {
-        let at = self.receivers.partition_point(|(i, _)| *i < id);
-        self.receivers.insert(at, (id, rx));
+    /// Count the frames of flow `id` this host receives in `rx`; an RC flow (`rc`) also
+    /// gets a responder that acknowledges what arrives.
+    pub fn add_receiver(&mut self, id: u32, rx: FlowRx, rc: Option<RcSink>) {
+        let at = self.receivers.partition_point(|(i, ..)| *i < id);
+        self.receivers.insert(at, (id, rx, rc));
+    }
+
+    /// Take part in a collective as `rank`.
+    pub fn add_rank(&mut self, rank: Rank) {
+        self.ranks.push(rank);
+    }
+
+    /// The host's ranks in collectives.
+    pub fn ranks(&self) -> &[Rank] {
+        &self.ranks
+    }
+
+    /// Let the ranks post what the messages received and acknowledged by `now` allow.
+    fn progress_ranks(&mut self, now: Time) {
+        if self.ranks.is_empty() {
+            return;
+        }
+        let receivers = &self.receivers;
+        let received = |id: u32| {
+            receivers
+                .binary_search_by_key(&id, |(i, ..)| *i)
+                .ok()
+                .and_then(|i| receivers[i].2.as_ref())
+                .map_or(0, |s| s.responder.stats.messages)
+        };
+        let mut posted = false;
+        for r in &mut self.ranks {
+            posted |= r.progress(now, &mut self.flows, received);
+        }
+        if posted {
+            self.tx.touch();
+        }
     }
 
     /// Let every receiver count bits over their wire time for times up to `horizon` back
     /// ([`FlowRx::bits_by`], what plots need).
     pub fn track_wire_time(&mut self, horizon: Time) {
-        for (_, rx) in &mut self.receivers {
+        for (_, rx, _) in &mut self.receivers {
             rx.track_wire_time(horizon);
         }
     }
 
     /// Receiver statistics of flow `id`, if this host receives it.
     pub fn receiver(&self, id: u32) -> Option<&FlowRx> {
-        let i = self.receivers.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        let i = self
+            .receivers
+            .binary_search_by_key(&id, |(i, ..)| *i)
+            .ok()?;
         Some(&self.receivers[i].1)
+    }
+
+    /// The RC responder of flow `id`, if this host receives it over RC.
+    pub fn responder(&self, id: u32) -> Option<&Responder> {
+        let i = self
+            .receivers
+            .binary_search_by_key(&id, |(i, ..)| *i)
+            .ok()?;
+        self.receivers[i].2.as_ref().map(|s| &s.responder)
     }
 
     /// Let a late `poll_transmit` date a frame's start up to `window` into the past — never
@@ -223,6 +285,17 @@ impl Host {
                 Received::Pfc(pkt.data)
             }
             Some(MacControl::Pause { .. }) => Received::Dropped(pkt),
+            None if parsed.bth.is_some_and(|b| b.opcode == OPCODE_ACKNOWLEDGE) => {
+                let b = parsed.bth.expect("checked");
+                if let (Some((syndrome, _)), Ok(i)) = (
+                    b.aeth,
+                    self.qp_flow.binary_search_by_key(&b.dest_qp, |(q, _)| *q),
+                ) {
+                    let f = self.qp_flow[i].1;
+                    self.flows[f].on_acknowledge(syndrome, b.psn, now);
+                }
+                Received::Ack(pkt.data)
+            }
             None if parsed.bth.is_some_and(|b| b.opcode == OPCODE_CNP) => {
                 let qp = parsed.bth.map_or(0, |b| b.dest_qp);
                 self.cnps_received += 1;
@@ -257,46 +330,43 @@ impl Host {
                         self.tx.send_xoff(self.nic.pfc_enable);
                     }
                 }
-                Received::Data(pkt)
+                Received::Data(pkt, Box::new(parsed))
             }
         }
     }
 
-    /// Queue a CNP toward the sender of a CE-marked frame: from `ip` to `peer_ip` at
-    /// `peer_mac`, for queue pair `qp`, BECN set.
-    fn queue_cnp(
-        &mut self,
-        peer_mac: [u8; 6],
-        ip: [u8; 4],
-        peer_ip: [u8; 4],
-        qp: u32,
-        dscp: u8,
-        now: Time,
-    ) {
-        let spec = FrameSpec {
-            src_mac: self.mac,
-            dst_mac: peer_mac,
-            vlan: None,
-            src_ip: ip,
-            dst_ip: peer_ip,
-            dscp,
-            ecn: 0,
-            src_port: 49_152,
-            dst_port: ROCEV2_PORT,
-            bth: Some((OPCODE_CNP, qp, 0)),
-            len: CNP_LEN,
+    /// A data frame of flow `id` arrived at `now`: counted, and answered by its RC
+    /// responder (if any).
+    fn deliver(&mut self, pkt: Packet, parsed: &Parsed, now: Time) {
+        let speed = self.speed();
+        let id = pkt.meta.flow;
+        let Ok(i) = self.receivers.binary_search_by_key(&id, |(i, ..)| *i) else {
+            self.misdelivered += 1;
+            self.recycle(pkt.data);
+            return;
         };
-        let mut buf = self.spare.pop().unwrap_or_default();
-        buf.clear();
-        if spec.write(&mut buf).is_err() {
+        if id == 0 {
+            self.misdelivered += 1;
+            self.recycle(pkt.data);
             return;
         }
-        // The BTH ends the written headers.
-        let bth = buf.len() - BTH_LEN;
-        rocev2::set_ecn_flags(&mut buf, bth, rocev2::BECN);
-        let mut pkt = Packet::new(buf, CNP_LEN);
-        pkt.meta.sent_at = now;
-        self.cnps.push_back(pkt);
+        let (_, rx, sink) = &mut self.receivers[i];
+        rx.record(&pkt, now, speed);
+        let reply = match (sink, parsed.bth) {
+            (Some(sink), Some(b)) => {
+                let payload = pkt.len.saturating_sub(sink.overhead);
+                let last = matches!(b.opcode, OPCODE_SEND_LAST | OPCODE_SEND_ONLY);
+                let d = sink.responder.on_packet(b.psn, payload, last);
+                rx.record_delivered(d.bytes, now);
+                d.reply
+                    .map(|r| (b.dest_qp, r, (sink.ack_dscp, sink.ack_priority)))
+            }
+            _ => None,
+        };
+        if let Some((qp, r, sink)) = reply {
+            self.queue_reply(parsed, qp, r, sink, now);
+        }
+        self.recycle(pkt.data);
     }
 
     /// Earliest time a frame could start, given the state now.
@@ -309,13 +379,16 @@ impl Host {
         if self.tx.has_pfc_pending() {
             return Some(free);
         }
-        let cnp =
-            (!self.cnps.is_empty()).then(|| self.tx.resume_at(1 << self.nic.cnp_priority, free));
+        let control = self
+            .control
+            .iter()
+            .map(|(p, _)| self.tx.resume_at(1 << p, free))
+            .min();
         let flows = self.flows.iter().filter_map(|f| {
             self.tx
                 .first_start(free, 1 << f.spec.priority, |t| f.ready_at(t))
         });
-        cnp.into_iter().chain(flows).min()
+        control.into_iter().chain(flows).min()
     }
 
     /// The frame to start at `now`, if the transmitter is free.
@@ -332,8 +405,13 @@ impl Host {
             }
         }
         let paused = self.tx.pause.paused_mask(now);
-        if !self.cnps.is_empty() && paused & (1 << self.nic.cnp_priority) == 0 {
-            let pkt = self.cnps.pop_front().expect("a CNP");
+        // The oldest control frame whose priority may send.
+        if let Some(i) = self
+            .control
+            .iter()
+            .position(|(p, _)| paused & (1 << p) == 0)
+        {
+            let (_, pkt) = self.control.remove(i).expect("found");
             self.tx.start(now, pkt.len);
             return Some(pkt);
         }
@@ -382,13 +460,32 @@ impl Host {
         if let Some(t) = self.next_transmit() {
             best = Some(best.map_or(t, |b| b.min(t)));
         }
+        // RC local ACK timers, and ranks that have yet to start.
+        let timers = self.flows.iter().filter_map(FlowTx::rc_deadline);
+        for t in timers.chain(self.ranks.iter().filter_map(Rank::wake_at)) {
+            best = Some(best.map_or(t, |b| b.min(t)));
+        }
         best
     }
 
-    /// Act on deadlines due at `now`: PFC refresh, XON of the receive buffer.
+    /// Act on deadlines due at `now`: PFC refresh, XON of the receive buffer, RC local ACK
+    /// timeouts.
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
         self.tx.refresh_pfc(now);
+        for f in &mut self.flows {
+            if f.rc_deadline().is_some_and(|t| t <= now) {
+                f.on_timer(now);
+                self.tx.touch();
+            }
+        }
+        if self
+            .ranks
+            .iter()
+            .any(|r| r.wake_at().is_some_and(|t| t <= now))
+        {
+            self.progress_ranks(now);
+        }
         if let Some(rx) = self.nic.rx_buffer {
             self.drain_to(now);
             if self.tx.xoff_mask() != 0 && self.occupancy < rx.xon.get() {
@@ -429,23 +526,24 @@ impl Host {
         self.tx.busy_time(t)
     }
 
-    /// Have all flows sent everything they will send?
+    /// Have all flows sent everything they will send, and every rank started? (A rank
+    /// that has started posts as messages arrive; while it waits, its peers are busy.)
     pub fn flows_done(&self, now: Time) -> bool {
         self.flows.iter().all(|f| f.finished(now))
+            && self.ranks.iter().all(|r| r.wake_at().is_none())
     }
 }
 
 impl Node for Host {
     fn receive(&mut self, _port: usize, pkt: Packet, now: Time) {
         match self.accept(pkt, now) {
-            Received::Data(pkt) => {
-                let speed = self.speed();
-                let id = pkt.meta.flow;
-                match self.receivers.binary_search_by_key(&id, |(i, _)| *i) {
-                    Ok(i) if id != 0 => self.receivers[i].1.record(&pkt, now, speed),
-                    _ => self.misdelivered += 1,
-                }
-                self.recycle(pkt.data);
+            Received::Data(pkt, parsed) => {
+                self.deliver(pkt, &parsed, now);
+                self.progress_ranks(now);
+            }
+            Received::Ack(buf) => {
+                self.recycle(buf);
+                self.progress_ranks(now);
             }
             Received::Pfc(buf) | Received::Cnp(buf) => self.recycle(buf),
             Received::Dropped(pkt) => {
@@ -471,110 +569,5 @@ impl Node for Host {
 
     fn port_speed(&self, _port: usize) -> Rate {
         self.speed()
-    }
-}
-
-#[cfg(test)]
-mod dcqcn_tests {
-    use super::*;
-    use crate::dcqcn::DcqcnParams;
-    use crate::flow::{FlowSpec, Limit, Pattern};
-    use lossless_pipeline::wire::rocev2::OPCODE_SEND_ONLY;
-
-    fn nic(dcqcn: bool) -> NicConfig {
-        NicConfig {
-            pfc: PfcMode::Honor,
-            pfc_response: Time::ZERO,
-            rx_buffer: None,
-            pfc_enable: 1 << 3,
-            pause_quanta: 0xFFFF,
-            dcqcn: dcqcn.then(DcqcnParams::paper),
-            cnp_priority: 6,
-            ..NicConfig::default()
-        }
-    }
-
-    fn flow(ecn: u8) -> FlowTx {
-        FlowTx::new(FlowSpec {
-            name: "f".into(),
-            id: 1,
-            headers: FrameSpec {
-                src_mac: [2, 0, 0, 0, 0, 1],
-                dst_mac: [2, 0, 0, 0, 0, 2],
-                vlan: None,
-                src_ip: [198, 18, 0, 1],
-                dst_ip: [198, 18, 0, 2],
-                dscp: 3,
-                ecn,
-                src_port: 49_152,
-                dst_port: ROCEV2_PORT,
-                bth: Some((OPCODE_SEND_ONLY, 7, 0)),
-                len: 1518,
-            },
-            priority: 3,
-            pattern: Pattern::Greedy,
-            limit: Limit::Unbounded,
-            start: Time::ZERO,
-            stop: None,
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
-        let mut sender = Host::new(
-            "a".into(),
-            [2, 0, 0, 0, 0, 1],
-            Rate::gbps(100),
-            nic(true),
-            vec![flow(2)],
-        );
-        let mut receiver = Host::new(
-            "r".into(),
-            [2, 0, 0, 0, 0, 2],
-            Rate::gbps(100),
-            nic(true),
-            vec![],
-        );
-        // A CE-marked frame of queue pair 7 (as the switch would have marked it).
-        let mut marked = flow(3);
-        let pkt = marked.take(Time::ZERO, Vec::new());
-        assert!(matches!(
-            receiver.accept(pkt, Time::from_us(1)),
-            Received::Data(_)
-        ));
-        let again = marked.take(Time::from_us(2), Vec::new());
-        let _ = receiver.accept(again, Time::from_us(2));
-        assert_eq!(receiver.np.sent, 1, "one CNP per 50 µs");
-        let cnp = receiver
-            .poll_transmit(Time::from_us(2))
-            .expect("the CNP goes first");
-        assert_eq!(cnp.len, CNP_LEN);
-        let p = parse(&cnp.data, cnp.len).unwrap();
-        let b = p.bth.unwrap();
-        assert_eq!((b.opcode, b.dest_qp, b.becn), (OPCODE_CNP, 7, true));
-        assert_eq!(p.dst, [2, 0, 0, 0, 0, 1]);
-        assert!(matches!(
-            p.l3,
-            L3::V4 {
-                dscp: 48,
-                ecn: 0,
-                src: [198, 18, 0, 2],
-                dst: [198, 18, 0, 1],
-                ..
-            }
-        ));
-        // At the sender: α = 1, so the rate halves.
-        assert!(matches!(
-            sender.accept(cnp, Time::from_us(3)),
-            Received::Cnp(_)
-        ));
-        let rp = sender.flows[0].dcqcn.as_ref().unwrap();
-        assert_eq!((rp.cnps, rp.rate_bps()), (1, 50e9));
-        assert_eq!(sender.cnps_received, 1);
-        // Paced at 50G: two frames 2 × 123.04 ns apart.
-        let t0 = Time::from_us(4);
-        let _ = sender.poll_transmit(t0).unwrap();
-        assert_eq!(sender.next_transmit(), Some(t0 + Time(246_080)));
     }
 }

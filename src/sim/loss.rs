@@ -1,0 +1,82 @@
+//! Loss you cause: frames corrupted on the wire, so that their receiver's FCS check fails
+//! and it drops them. A link may have a frame error rate (each frame, each direction, an
+//! independent seeded draw), and an event may lose the next N data frames a port sends.
+//! Both are counted per link and direction as injected drops, apart from every buffer
+//! drop.
+
+use super::cabling::NodeId;
+use crate::config::{ErrorRate, Scenario};
+use lossless_pipeline::wire::pfc::is_mac_control;
+use lossless_pipeline::Packet;
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Mixed into the run's seed so the wire's draws are not the switches'.
+const WIRE_SEED: u64 = 0x5EED_0FF1_BE00_u64;
+
+/// The wire's losses for one run.
+#[derive(Clone, Debug)]
+pub struct Loss {
+    /// Per link: its frame error rate and the end that is `a` in the report.
+    links: Vec<(ErrorRate, (NodeId, u16))>,
+    rng: Xoshiro256PlusPlus,
+    /// Data frames still to lose, per sending (node, port).
+    pending: Vec<((NodeId, u16), u64)>,
+    /// Frames lost per link: a→b, b→a.
+    pub injected: Vec<[u64; 2]>,
+}
+
+impl Loss {
+    /// The links of `s` (hosts' first, then switch-to-switch, as cabled) with their rates.
+    pub fn of(s: &Scenario, seed: u64) -> Loss {
+        let hosts = s
+            .run
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(h, host)| (host.frame_error_rate, (NodeId::Host(h as u32), 0)));
+        let links = s.run.links.iter().map(|l| {
+            (
+                l.frame_error_rate,
+                (NodeId::Switch(l.a.switch as u32), l.a.port as u16),
+            )
+        });
+        let links: Vec<_> = hosts.chain(links).collect();
+        Loss {
+            injected: vec![[0; 2]; links.len()],
+            links,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ WIRE_SEED),
+            pending: Vec::new(),
+        }
+    }
+
+    /// An event asked to lose the next `n` data frames from `(node, port)`.
+    pub fn drop_next(&mut self, node: NodeId, port: u16, n: u64) {
+        match self.pending.iter_mut().find(|(at, _)| *at == (node, port)) {
+            Some((_, left)) => *left += n,
+            None => self.pending.push(((node, port), n)),
+        }
+    }
+
+    /// Is `pkt`, leaving `port` of `from` over `link`, lost on the wire? Counted if so.
+    pub fn lose(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> bool {
+        let (rate, a_end) = self.links[link as usize];
+        let mut lost = false;
+        if !self.pending.is_empty() && !is_mac_control(&pkt.data) {
+            if let Some((_, left)) = self.pending.iter_mut().find(|(at, _)| *at == (from, port)) {
+                *left -= 1;
+                lost = true;
+            }
+            self.pending.retain(|(_, left)| *left > 0);
+        }
+        // A draw only on links that have a rate, so that a clean network draws nothing.
+        if !lost && rate != ErrorRate::NONE {
+            lost = rate.loses(self.rng.next_u64());
+        }
+        if lost {
+            let dir = usize::from((from, port) != a_end);
+            self.injected[link as usize][dir] += 1;
+        }
+        lost
+    }
+}
