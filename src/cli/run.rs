@@ -174,6 +174,15 @@ fn run(a: &RunArgs) -> Result<(), String> {
                 .flat_map(|d| &d.found)
                 .map(|d| (Time(d.formed_ps), Time(d.detected_ps)))
                 .collect(),
+            collectives: report
+                .collectives
+                .iter()
+                .map(|c| {
+                    let its = c.per_iteration.iter();
+                    let its = its.map(|i| (Time(i.end_ps), Time(i.time_ps))).collect();
+                    (c.name.clone(), its)
+                })
+                .collect(),
         };
         let files =
             crate::report::plot::write(rec, &marks, dir, &sim.outcome().scenario.name, &text)

@@ -202,6 +202,8 @@ pub struct Recording {
     pub flow_lag: Time,
     /// Per flow with DCQCN: name and current rate (bit/s) per sample.
     pub dcqcn_rate: Vec<(String, Vec<f64>)>,
+    /// Per RC flow: name and the packets it had re-sent by each sample.
+    pub resent: Vec<(String, Vec<u64>)>,
     /// Per switch port: `switch:Port` and the time its transmitter had been busy.
     pub port_busy: Vec<(String, Vec<Time>)>,
     /// Queues with a WRED profile.
@@ -373,6 +375,13 @@ impl Recorder {
         }
         for h in hosts.iter() {
             for f in &h.host.flows {
+                if let Some(rc) = &f.rc {
+                    let resent = rc.stats.retransmitted_packets;
+                    match r.resent.iter_mut().find(|(n, _)| *n == f.spec.name) {
+                        Some(rec) => rec.1.push(resent),
+                        None => r.resent.push((f.spec.name.clone(), vec![resent])),
+                    }
+                }
                 let Some(rp) = &f.dcqcn else { continue };
                 if let Some(rec) = r.dcqcn_rate.iter_mut().find(|(n, _)| *n == f.spec.name) {
                     rec.1.push(rp.rate_bps());

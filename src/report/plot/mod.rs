@@ -11,6 +11,9 @@
 //!   detected.
 //! * [`rates`]: `flows.svg` (throughput per flow), `links.svg` (utilisation per port),
 //!   `dcqcn.svg` (R_C per DCQCN flow).
+//! * [`transport`]: `transport.svg` (RC packets re-sent per queue pair over time) and
+//!   `iterations.svg` (each collective iteration's time), with a line at every
+//!   iteration's end.
 //! * [`counts`]: `ecn.svg` (share marked CE per WRED queue), `drops.svg` (drops by reason
 //!   over time, lossless ones in red), `groups.svg` (each group member's share of its
 //!   group's bytes).
@@ -19,6 +22,7 @@ mod buffers;
 mod counts;
 mod rates;
 mod timeline;
+mod transport;
 
 pub use rates::{flow_rates, link_utilisation, rate_window, RatePoint};
 
@@ -50,6 +54,9 @@ pub struct Marks {
     pub measure: Option<(Time, Time)>,
     /// Per deadlock found: when it formed and when it was detected.
     pub deadlocks: Vec<(Time, Time)>,
+    /// Per collective: its name and, per completed iteration, when it ended and how long
+    /// it took.
+    pub collectives: Vec<(String, Vec<(Time, Time)>)>,
 }
 
 /// The recording and the marks, with the time axis of every figure (µs).
@@ -123,6 +130,8 @@ pub fn write(
     add("ecn.svg", format!("ECN: the share of frames each WRED queue sent marked CE, over the last {} of samples{shaded}", counts::window_text(rec)), counts::ecn(&cx)?)?;
     add("drops.svg", format!("Drops by switch and reason, in all, up to each sample ({every} apart); lossless drops (which must stay 0) in red{shaded}"), counts::drops(&cx)?)?;
     add("groups.svg", format!("Next-hop groups: each member's share of the bytes its group steered, over the last {} of samples{shaded}", counts::window_text(rec)), counts::groups(&cx)?)?;
+    add("transport.svg", format!("RC re-sends: packets each queue pair had sent again by each sample ({every} apart), for the queue pairs that re-sent any{}{shaded}", transport::iteration_caption(marks)), transport::resent(&cx)?)?;
+    add("iterations.svg", format!("Collectives: each iteration's time (from the previous one's end), drawn at its end{}{shaded}", transport::iteration_caption(marks)), transport::iterations(&cx)?)?;
     add("links.svg", format!("Utilisation of each switch port that sent traffic: the share of the last {averaged} its transmitter was busy (samples {every} apart){shaded}"), rates::links(&cx)?)?;
     let index = dir.join("index.html");
     std::fs::write(&index, page(title, &figures, report_text))
@@ -244,6 +253,18 @@ pub(crate) fn lines<DB: DrawingBackend>(
     refs: &[(String, f64)],
     y_desc: &str,
 ) -> Res<()> {
+    lines_marked(cx, area, series, refs, y_desc, &[])
+}
+
+/// [`lines`] with a thin vertical line at each time (µs) of `marks`, in its colour.
+pub(crate) fn lines_marked<DB: DrawingBackend>(
+    cx: &Ctx,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    series: &[(String, Vec<(f64, f64)>)],
+    refs: &[(String, f64)],
+    y_desc: &str,
+    marks: &[(f64, RGBColor)],
+) -> Res<()> {
     let top = series
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
@@ -289,6 +310,24 @@ pub(crate) fn lines<DB: DrawingBackend>(
                 4,
                 RGBColor(120, 120, 120).stroke_width(1),
             ))
+            .map_err(err)?;
+    }
+    // A mark after the last sample but before the next one (the run's own end) is drawn
+    // at the right edge.
+    let step = match cx.rec.times.as_slice() {
+        [a, b, ..] => us(*b) - us(*a),
+        _ => 0.0,
+    };
+    for (x, color) in marks
+        .iter()
+        .filter(|(x, _)| (cx.lo..=cx.hi + step).contains(x))
+    {
+        let x = x.min(cx.hi);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, 0.0), (x, top * 1.1)],
+                color.stroke_width(1),
+            )))
             .map_err(err)?;
     }
     Ok(())

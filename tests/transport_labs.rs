@@ -1,0 +1,232 @@
+//! The transport labs' guides, checked: docs/labs/lossy-vs-lossless.md,
+//! allreduce-one-loss.md and allreduce-ecmp-vs-flowlet.md. Each expected value is derived
+//! as the guide derives it.
+
+mod common;
+
+use common::{f, root, run, scenario, u};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The local ACK timeout NCCL sets: 4.096 µs × 2^20.
+const RTO_PS: u64 = 4_096_000 << 20;
+
+/// 1086-byte frames (IB MTU 1024) on the wire at 100G: 1106 bytes.
+const W1K: u64 = 1106 * 80;
+/// 4158-byte frames (IB MTU 4096): 4178 bytes.
+const W4K: u64 = 4178 * 80;
+/// An ACK on the wire.
+const A: u64 = 86 * 80;
+
+fn lab(name: &str) -> PathBuf {
+    root().join("configs/labs").join(name)
+}
+
+fn text(name: &str) -> String {
+    std::fs::read_to_string(lab(name)).unwrap()
+}
+
+fn go(name: &str, text: &str) -> Value {
+    run(
+        &scenario(&format!("{name}.yaml"), text),
+        &format!("{name}.json"),
+        &[],
+    )
+}
+
+fn flows(r: &Value) -> &Vec<Value> {
+    r["flows"].as_array().unwrap()
+}
+
+#[test]
+fn lossless_incast_completes_when_the_receivers_link_has_carried_it_all() {
+    let r = run(&lab("lossy-vs-lossless.yaml"), "lvl-on.json", &[]);
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    // 8 × (1953 full frames + one of 128 bytes of payload, 210 on the wire).
+    let busy = 8 * (1953 * W1K + 210 * 80);
+    for fl in flows(&r) {
+        let t = &fl["transport"];
+        assert_eq!(u(&t["retransmitted_packets"]), 0);
+        let fct = u(&fl["fct_ps"]);
+        assert!(fct >= busy && fct <= busy + 2_000_000, "{fct} vs {busy}");
+        // An eighth of 1024/1106 of 100G each.
+        let share = 100e9 * 1024.0 / 1106.0 / 8.0;
+        assert!((f(&t["goodput_bps"]) / share - 1.0).abs() < 0.002);
+    }
+}
+
+#[test]
+fn lossy_incast_waits_for_the_ack_timeout_where_a_tail_was_lost() {
+    let t = text("lossy-vs-lossless.yaml").replace("pfc_enable: [3, 4]", "pfc_enable: []");
+    let r = go("lvl-off", &t);
+    assert!(u(&r["totals"]["drops"]) > 0);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    let mut stalled = 0;
+    for fl in flows(&r) {
+        let tr = &fl["transport"];
+        let fct = u(&fl["fct_ps"]);
+        assert_eq!(u(&tr["delivered_bytes"]), 2_000_000);
+        if u(&tr["timeouts"]) > 0 {
+            // The timer, armed by the last ACK of progress, plus the resent tail.
+            assert!(fct > RTO_PS && fct < RTO_PS + 2_000_000_000, "{fct}");
+            stalled += 1;
+        } else {
+            assert!(fct < 2_000_000_000, "{fct}");
+            assert!(u(&tr["naks_received"]) >= 1 || u(&tr["retransmitted_packets"]) == 0);
+        }
+    }
+    assert!(stalled >= 1);
+    // Why go-back-N resends the rest of a message: the packet that reveals a hole waits
+    // through the full queue, longer than a sender takes to send its whole message.
+    let q = r["switches"][0]["ports"][0]["queues"][3]["watermark_bytes"].clone();
+    let queue_delay_ps = u(&q) * 80;
+    assert!(queue_delay_ps > 1954 * W1K, "{queue_delay_ps}");
+}
+
+/// The one-loss lab without its event.
+fn clean_ring() -> String {
+    let t = text("allreduce-one-loss.yaml");
+    let i = t.find("\nevents:").unwrap();
+    t[..i + 1].to_string()
+}
+
+fn iterations(r: &Value) -> Vec<(u64, u64)> {
+    r["collectives"][0]["per_iteration"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (u(&i["time_ps"]), u(&i["retransmitted_packets"])))
+        .collect()
+}
+
+/// The ring's ideal, with its latencies: 1.75 × 8 MB at the goodput rate, a packet's store
+/// and forward per step (a serialisation, 2 cables, the pipeline), and two more hops for
+/// each of the 4 crossings on the critical path.
+fn ring_ideal_ps() -> f64 {
+    let goodput = 100e9 * 4096.0 / 4178.0;
+    let transfer = 1.75 * 8e6 * 8.0 / goodput * 1e12;
+    let hop = (W4K + 500_000 + 10_000) as f64;
+    transfer + 14.0 * (hop + 10_000.0) + 4.0 * 2.0 * hop
+}
+
+#[test]
+fn a_clean_ring_iteration_is_within_2_percent_of_its_ideal() {
+    let r = go("ar-clean", &clean_ring());
+    let its = iterations(&r);
+    assert_eq!(its.len(), 5);
+    for (t, resent) in its {
+        assert_eq!(resent, 0);
+        let ratio = t as f64 / ring_ideal_ps();
+        assert!((1.0..1.02).contains(&ratio), "{t}: {ratio}");
+    }
+}
+
+#[test]
+fn one_loss_in_a_step_costs_go_back_n_a_few_packets() {
+    let r = run(&lab("allreduce-one-loss.yaml"), "ar-mid.json", &[]);
+    let c = &r["collectives"][0];
+    assert_eq!(u(&c["timeouts"]), 0);
+    assert_eq!(u(&c["naks"]), 1);
+    let its = iterations(&r);
+    let (t2, resent) = its[1];
+    // The hole's wire time, the next packet's path, the NAK's way back; one frame more if
+    // h2 is sending when it queues the NAK.
+    let back = W4K + (2 * W4K + 520_000) + (2 * A + 520_000);
+    let least = back.div_ceil(W4K);
+    assert!((least..=least + 1).contains(&resent), "{resent} vs {least}");
+    // The iteration is longer by about the resent wire time (the clean ones vary by the
+    // ACKs they interleave: within 434 of them).
+    let clean = its[2].0;
+    let extra = t2 - clean;
+    assert!(extra + 434 * A >= (resent - 1) * W4K, "{extra}");
+    assert!(extra <= (resent + 2) * W4K + 434 * A, "{extra}");
+}
+
+#[test]
+fn a_lost_tail_stalls_every_rank_for_the_ack_timeout() {
+    let t = text("allreduce-one-loss.yaml").replace("{at: 1800us,", "{at: 2330us,");
+    let r = go("ar-tail", &t);
+    let c = &r["collectives"][0];
+    assert_eq!(u(&c["timeouts"]), 1);
+    assert_eq!(u(&c["naks"]), 0);
+    // 245 = 30 × 8 + 5: the packets after the last coalesced ACK go again.
+    assert_eq!(u(&c["retransmitted_packets"]), 245 - 30 * 8);
+    let its = iterations(&r);
+    let t2 = its[1].0;
+    assert!(t2 > RTO_PS && t2 < RTO_PS + 2_000_000_000, "{t2}");
+    assert_eq!(u(&c["time_ps"]["max"]), t2);
+    for (i, (t, _)) in its.iter().enumerate().filter(|(i, _)| *i != 1) {
+        assert!((*t as f64) < ring_ideal_ps() * 1.02, "iteration {i}: {t}");
+    }
+    assert!((u(&c["time_ps"]["p50"]) as f64) < ring_ideal_ps() * 1.02);
+}
+
+/// Queue pairs on the busiest uplink of a leaf: its bytes over a queue pair's (a quarter
+/// of what the four uplinks carried; the ACK-only ones are a rounding error).
+fn busiest_uplink_share(r: &Value, leaf: usize) -> u64 {
+    let members = r["switches"][leaf]["groups"][0]["members"]
+        .as_array()
+        .unwrap();
+    let bytes: Vec<f64> = members.iter().map(|m| f(&m["bytes"])).collect();
+    let per_qp = bytes.iter().sum::<f64>() / 4.0;
+    (bytes.iter().cloned().fold(0.0, f64::max) / per_qp).round() as u64
+}
+
+#[test]
+fn a_hash_collision_sets_the_ring_and_flowlets_lift_it() {
+    let t = text("allreduce-ecmp-vs-flowlet.yaml");
+    let hash = go("dlb-hash", &t.replace("mode: flowlet", "mode: hash"));
+    let k = busiest_uplink_share(&hash, 0).max(busiest_uplink_share(&hash, 1));
+    assert!(k >= 2, "the shipped seed collides");
+    let goodput = 100e9 * 4096.0 / 4178.0;
+    let c = &hash["collectives"][0];
+    let busbw = f(&c["busbw_bps"]["p50"]);
+    assert!(
+        (busbw / (goodput / k as f64) - 1.0).abs() < 0.005,
+        "{busbw}, k = {k}"
+    );
+    assert_eq!(u(&c["retransmitted_packets"]), 0);
+    let flowlet = run(
+        &lab("allreduce-ecmp-vs-flowlet.yaml"),
+        "dlb-flowlet.json",
+        &[],
+    );
+    let c = &flowlet["collectives"][0];
+    assert!(f(&c["busbw_bps"]["p50"]) > 2.0 * busbw);
+    assert!(f(&c["busbw_bps"]["p50"]) < goodput);
+    // Nothing dropped; every re-send answers a reordering.
+    assert_eq!(u(&flowlet["totals"]["drops"]), 0);
+    assert!(u(&c["naks"]) > 0 && u(&c["retransmitted_packets"]) > 0);
+    for leaf in 0..2 {
+        let g = &flowlet["switches"][leaf]["groups"][0];
+        assert!(f(&g["balance"]) < 1.1);
+        assert!(u(&g["reassignments"]) > 0);
+    }
+}
+
+#[test]
+fn the_plots_show_re_sends_and_every_iteration() {
+    let dir = common::tmp("ar-plot");
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = lab("allreduce-one-loss.yaml");
+    let o = common::lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let transport = std::fs::read_to_string(dir.join("transport.svg")).unwrap();
+    let iterations = std::fs::read_to_string(dir.join("iterations.svg")).unwrap();
+    // The one queue pair that re-sent, by name; a line at each of the 5 iterations' ends.
+    assert!(transport.contains("ar:h1&gt;h2"));
+    assert!(
+        !transport.contains("ar:h0&gt;h1"),
+        "a queue pair that re-sent nothing"
+    );
+    assert_eq!(transport.matches("#8000A0").count(), 5);
+    assert_eq!(iterations.matches("#8000A0").count(), 5);
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(page.contains("RC re-sends") && page.contains("Collectives: each iteration"));
+}
