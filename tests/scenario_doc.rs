@@ -70,6 +70,7 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         ("LinkRaw", fields::<LinkRaw>()),
         ("FlowRaw", fields::<FlowRaw>()),
         ("RcRaw", fields::<RcRaw>()),
+        ("TcpRaw", fields::<TcpRaw>()),
         ("VlanRaw", fields::<VlanRaw>()),
         ("CollectiveRaw", fields::<CollectiveRaw>()),
         ("EventRaw", fields::<EventRaw>()),
@@ -110,10 +111,16 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         );
     }
     // Every struct of the schema is in the list above (a new one needs a section).
-    let schema = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config/schema.rs"),
-    )
-    .unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config/schema");
+    let mut schema = String::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        schema += &std::fs::read_to_string(e.unwrap().path()).unwrap();
+    }
+    assert!(
+        schema.contains("pub struct ScenarioFile"),
+        "{}",
+        dir.display()
+    );
     for line in schema.lines() {
         if let Some(rest) = line.strip_prefix("pub struct ") {
             let name = rest.split([' ', '{', '(']).next().unwrap();

@@ -230,3 +230,37 @@ fn the_plots_show_re_sends_and_every_iteration() {
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(page.contains("RC re-sends") && page.contains("Collectives: each iteration"));
 }
+
+#[test]
+fn tcp_incast_lossless_completes_on_time_and_lossy_waits_for_the_rto() {
+    // MSS 1460 of 1538 bytes of wire: the goodput ceiling.
+    let ceiling = 100e9 * 1460.0 / 1538.0;
+    let on = run(&lab("tcp-incast.yaml"), "ti-on.json", &[]);
+    assert_eq!(u(&on["totals"]["drops"]), 0);
+    let incast: Vec<&Value> = flows(&on).iter().filter(|f| f["dst"] == "h0").collect();
+    let last = incast.iter().map(|f| u(&f["fct_ps"])).max().unwrap();
+    let all = 64e6 * 8.0 / ceiling * 1e12;
+    assert!(
+        last as f64 >= all && (last as f64) < all * 1.002,
+        "{last} vs {all}"
+    );
+    let victim_on = f(&common::flow(&on, "victim")["tcp"]["goodput_bps"]);
+    assert!(u(&on["totals"]["pfc_tx_frames"]) > 0);
+    let t = text("tcp-incast.yaml").replace("pfc_enable: [3, 4]", "pfc_enable: []");
+    let off = go("ti-off", &t);
+    assert!(u(&off["totals"]["drops"]) > 0);
+    for fl in flows(&off).iter().filter(|f| f["dst"] == "h0") {
+        // smoltcp's RTO floor, 1 s (RFC 6298), then the repair.
+        let fct = u(&fl["fct_ps"]);
+        assert!(fct > 1_000_000_000_000 && fct < 1_010_000_000_000, "{fct}");
+        assert!(u(&fl["tcp"]["retransmitted_segments"]) > 0);
+        assert_eq!(u(&fl["tcp"]["delivered_bytes"]), 8_000_000);
+    }
+    let victim_off = f(&common::flow(&off, "victim")["tcp"]["goodput_bps"]);
+    assert!(
+        victim_off > 0.99 * ceiling && victim_off <= ceiling,
+        "{victim_off}"
+    );
+    // PFC's price: the victim pauses with t1 on h1's link.
+    assert!(victim_on < 0.25 * victim_off, "{victim_on} vs {victim_off}");
+}

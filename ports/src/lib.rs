@@ -8,6 +8,7 @@
 //! * [`host`]: a host NIC that honours (or ignores) PFC and can send it from a bounded
 //!   receive buffer; [`nic`]: its settings.
 //! * [`rc`]: RoCEv2 Reliable Connection, requester and responder of a queue pair.
+//! * [`tcp`]: TCP on smoltcp in virtual time, a stack per host.
 //! * [`collective`]: a host's rank in a ring AllReduce or an all-to-all over RC.
 //! * [`dcqcn`]: DCQCN's reaction point (rate machine) and notification point (CNPs).
 
@@ -19,3 +20,4 @@ pub mod flow;
 pub mod host;
 pub mod nic;
 pub mod rc;
+pub mod tcp;

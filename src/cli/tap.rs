@@ -113,7 +113,13 @@ fn ignored_by_tap(sc: &crate::config::Scenario) -> Vec<String> {
         }
     };
     count("hosts", r.hosts.len());
-    count("flows", r.flows.len());
+    count("collectives", r.collectives.len());
+    let queue_pairs: usize = r
+        .collectives
+        .iter()
+        .map(|c| c.qps.iter().map(|q| q.0.len()).sum::<usize>())
+        .sum();
+    count("flows", r.flows.len() - queue_pairs);
     count("events", r.events.len());
     count(
         "links[].frame_error_rate",

@@ -38,6 +38,10 @@ pub const SRC_PORT_BASE: u16 = 49_152;
 pub const DST_PORT: u16 = 5001;
 /// Payload bytes of each message of an RC flow without `size` or `message_size`.
 pub const MESSAGE_SIZE: Bytes = Bytes(1 << 20);
+/// TCP socket buffer (send and receive, both ends).
+pub const TCP_BUFFER: Bytes = Bytes(4 << 20);
+/// First TCP destination port (iperf3's); flow i uses this + i.
+pub const TCP_PORT: u16 = 5201;
 /// Iterations of a collective.
 pub const ITERATIONS: u64 = 1;
 /// Bytes of each frame a pcap capture keeps.
@@ -146,6 +150,11 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
             "flows[].messages / message_size",
             format!("size is one message / {MESSAGE_SIZE}"),
             "RC: without size or messages, messages for the whole run",
+        ),
+        (
+            "flows[].tcp",
+            format!("congestion cubic, buffer {TCP_BUFFER}, dst_port {TCP_PORT} + index"),
+            "protocol: tcp; MSS: the ports' IP MTU − 40",
         ),
         (
             "collectives[]",

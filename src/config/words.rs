@@ -112,6 +112,8 @@ words! {
         Udp = "udp",
         /// RoCEv2: a BTH on UDP 4791.
         Rocev2 = "rocev2",
+        /// TCP, on the hosts' smoltcp stacks.
+        Tcp = "tcp",
     }
 }
 

@@ -6,7 +6,7 @@ use super::model::{
     DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport, FlowReport,
     GroupMemberReport, GroupReport, HostReport, LatencyReport, LedgerReport, LinkReport,
     MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport, PoolReport, PortReport,
-    QueueReport, Report, SwitchReport, Totals, TransportReport, WatchdogReport,
+    QueueReport, Report, SwitchReport, TcpReport, Totals, TransportReport, WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
@@ -330,6 +330,11 @@ fn fct(o: &Outcome, i: usize) -> Option<Time> {
         .flows
         .iter()
         .find(|f| f.spec.id == def.spec.id)?;
+    if let Transport::Tcp(_) = tx.spec.transport {
+        // Complete when the receiver's application has read every byte.
+        let done = o.hosts[def.dst].tcp()?.stats(def.spec.id, false)?.done?;
+        return Some(done - tx.first_tx?);
+    }
     if let Some(rc) = &tx.rc {
         // Complete when every message is acknowledged: the last ACK ends the flow.
         let all = tx.finished(o.end) && rc.error_at.is_none() && rc.outstanding_messages() == 0;
@@ -341,6 +346,28 @@ fn fct(o: &Outcome, i: usize) -> Option<Time> {
     let finite = !matches!(def.spec.limit, Limit::Unbounded);
     (finite && tx.finished(o.end) && rx.rx_packets == tx.tx_packets && rx.rx_packets > 0)
         .then(|| rx.last_rx.unwrap_or_default() - tx.first_tx.unwrap_or_default())
+}
+
+/// A TCP flow's counters, from its two ends' stacks.
+fn tcp(o: &Outcome, i: usize, tx: &FlowTx, running: bool) -> Option<TcpReport> {
+    let Transport::Tcp(t) = tx.spec.transport else {
+        return None;
+    };
+    let def = &o.scenario.run.flows[i];
+    let snd = o.hosts[def.src].tcp()?.stats(def.spec.id, true)?;
+    let rcv = o.hosts[def.dst].tcp()?.stats(def.spec.id, false)?;
+    Some(TcpReport {
+        kind: "tcp",
+        congestion: t.congestion.word(),
+        mss: t.ip_mtu - 40,
+        segments: snd.segments,
+        retransmitted_segments: snd.retransmitted_segments,
+        retransmitted_bytes: snd.retransmitted_bytes,
+        delivered_bytes: rcv.delivered_bytes,
+        goodput_bps: o.flows_rx[i].goodput_bps(running.then_some(o.window.to)),
+        established_ps: snd.established.map(Time::as_ps),
+        rtt_ps: Percentiles::of(snd.rtt.clone()),
+    })
 }
 
 /// An RC flow's transport counters, from its requester and its responder.
@@ -410,6 +437,7 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         latency_ps: rx.into(),
         dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(DcqcnFlowReport::from),
         transport: tx.and_then(|t| transport(o, i, t, running)),
+        tcp: tx.and_then(|t| tcp(o, i, t, running)),
     }
 }
 

@@ -31,15 +31,16 @@ pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
             SwitchNode {
                 sw: Switch::new(cfg),
                 peers: cabling.switch_peers[si].clone(),
-                same_time_wakes: 0,
+                same_time_wakes: (Time::ZERO, 0),
             }
         })
         .collect()
 }
 
 /// The host NICs of `s`, each with the flows it sends and the receivers (measuring over the
-/// scenario's window) of those it receives, at its switch port's speed.
-pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
+/// scenario's window) of those it receives, at its switch port's speed; hosts with TCP
+/// flows get a TCP stack whose smoltcp is seeded from `seed` and the host's index.
+pub fn hosts(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<HostNode> {
     let m = s.run.measure;
     s.run
         .hosts
@@ -60,10 +61,11 @@ pub fn hosts(s: &Scenario, cabling: &Cabling) -> Vec<HostNode> {
             for rank in ranks(s, hi, &sends) {
                 host.add_rank(rank);
             }
+            tcp_ends(s, hi, &mut host, seed.wrapping_add(hi as u64));
             HostNode {
                 host,
                 peer: cabling.host_peers[hi],
-                same_time_wakes: 0,
+                same_time_wakes: (Time::ZERO, 0),
             }
         })
         .collect()
@@ -98,6 +100,22 @@ fn ranks(s: &Scenario, hi: usize, sends: &[&FlowDef]) -> Vec<Rank> {
         ));
     }
     out
+}
+
+/// Host `hi`'s ends of the TCP flows of `s`, on its stack.
+fn tcp_ends(s: &Scenario, hi: usize, host: &mut Host, seed: u64) {
+    let ip = s.run.hosts[hi].ip;
+    for f in &s.run.flows {
+        let Transport::Tcp(t) = f.spec.transport else {
+            continue;
+        };
+        if f.src == hi {
+            host.tcp_stack(ip, t.ip_mtu, seed).add_sender(&f.spec, t);
+        } else if f.dst == hi {
+            host.tcp_stack(ip, t.ip_mtu, seed).add_receiver(&f.spec, t);
+        }
+    }
+    host.tcp_ready();
 }
 
 /// The responder end of an RC flow, at its destination.

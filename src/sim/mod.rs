@@ -73,7 +73,8 @@ pub struct SwitchNode {
     pub sw: Switch,
     /// Peer of each port (None: nothing cabled).
     pub peers: Vec<Option<Peer>>,
-    same_time_wakes: u32,
+    /// Wakes asked for at one instant in a row: (that instant, how many).
+    same_time_wakes: (Time, u32),
 }
 
 /// A host in the simulation.
@@ -82,7 +83,8 @@ pub struct HostNode {
     pub host: Host,
     /// The switch port it is cabled to.
     pub peer: Peer,
-    same_time_wakes: u32,
+    /// Wakes asked for at one instant in a row: (that instant, how many).
+    same_time_wakes: (Time, u32),
 }
 
 /// The longest wire time of a frame on any host's link: its port's MTU at its speed.
@@ -147,7 +149,7 @@ impl Sim {
                 s.sw.log_pfc(true);
             }
         }
-        let mut hosts = build::hosts(&scenario, &cabling);
+        let mut hosts = build::hosts(&scenario, seed, &cabling);
         if opts.record.is_some() {
             let lag = longest_frame(&scenario);
             for h in &mut hosts {

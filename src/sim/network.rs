@@ -15,7 +15,7 @@ const MAX_SAME_TIME_WAKES: u32 = 10_000;
 
 impl Sim {
     /// Node `id` and its count of wakes at one instant.
-    fn node(&mut self, id: NodeId) -> (&mut dyn Node, &mut u32) {
+    fn node(&mut self, id: NodeId) -> (&mut dyn Node, &mut (Time, u32)) {
         match id {
             NodeId::Switch(s) => {
                 let n = &mut self.switches[s as usize];
@@ -129,15 +129,23 @@ impl Sim {
             return;
         };
         if t <= now {
+            // A node that asks to be woken at the instant it is at, over and over, never
+            // lets time advance: after MAX_SAME_TIME_WAKES at one instant, it waits 1 ps.
+            // (At a new instant the count starts again: a NIC with a frame ready at every
+            // arrival is not stuck.)
             t = now;
-            *same += 1;
-            if *same > MAX_SAME_TIME_WAKES {
+            *same = if same.0 == now {
+                (now, same.1 + 1)
+            } else {
+                (now, 1)
+            };
+            if same.1 > MAX_SAME_TIME_WAKES {
                 t = now + Time(1);
-                *same = 0;
+                *same = (now, 0);
                 self.stats.stalls += 1;
             }
         } else {
-            *same = 0;
+            *same = (now, 0);
         }
         if self.queue.wake_time(idx) != Some(t) {
             self.queue.set_wake(idx, t);

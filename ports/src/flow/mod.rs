@@ -7,6 +7,7 @@
 //! what arrives: packets, bytes, reordering, one-way latency (hdrhistogram) and completion.
 
 use crate::rc::RcConfig;
+use crate::tcp::TcpFlow;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::wire::build::FrameSpec;
 
@@ -61,6 +62,9 @@ pub enum Transport {
     /// RoCEv2 Reliable Connection: messages in PSN order, ACKs and NAKs from the
     /// responder, recovery of what is lost ([`crate::rc`]).
     Rc(RcFlow),
+    /// TCP on smoltcp: a bulk transfer of `size` bytes ([`crate::tcp`]); the host's TCP
+    /// stack makes its frames.
+    Tcp(TcpFlow),
 }
 
 /// The RC side of a flow: its queue pair's settings and what it sends.
@@ -130,6 +134,7 @@ impl FlowSpec {
                 self.stop.is_some() || !matches!(rc.messages, Messages::Stream { .. })
             }
             Transport::OpenLoop => self.limit != Limit::Unbounded || self.stop.is_some(),
+            Transport::Tcp(_) => true,
         }
     }
 }

@@ -40,7 +40,7 @@ impl FlowTx {
         spec.headers.write(&mut template)?;
         let bth_offset = spec.headers.bth.map(|_| template.len() - rocev2::BTH_LEN);
         let rc = match &spec.transport {
-            Transport::OpenLoop => None,
+            Transport::OpenLoop | Transport::Tcp(_) => None,
             Transport::Rc(f) => {
                 let mtu = spec.headers.len.saturating_sub(spec.headers.overhead());
                 let start_psn = spec.headers.bth.map_or(0, |(_, _, psn)| psn);
@@ -136,6 +136,10 @@ impl FlowTx {
     /// Length of the next frame, or None when the flow has nothing to send (RC: until an
     /// acknowledgement, a timeout or a new message).
     fn next_len(&self) -> Option<u32> {
+        if matches!(self.spec.transport, Transport::Tcp(_)) {
+            // The host's TCP stack makes this flow's frames.
+            return None;
+        }
         if let Some(rc) = &self.rc {
             return rc.next_packet().map(|p| self.frame_len(p.payload));
         }
@@ -156,7 +160,8 @@ impl FlowTx {
     }
 
     /// Has the flow sent all it will ever send (as of `now`)? An RC flow: every message
-    /// acknowledged (or its QP in error), and none to come.
+    /// acknowledged (or its QP in error), and none to come. A TCP flow's generator never
+    /// sends (its host's stack says when it is done).
     pub fn finished(&self, now: Time) -> bool {
         if self.spec.stop.is_some_and(|s| now >= s) {
             return true;

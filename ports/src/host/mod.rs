@@ -14,20 +14,28 @@ use crate::dcqcn::{NotificationPoint, ReactionPoint};
 use crate::flow::{FlowRx, FlowTx};
 pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
 use crate::rc::Responder;
+use crate::tcp::TcpStack;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::config::FlowControl;
-use lossless_pipeline::parser::{parse, MacControl, Parsed, L3};
+use lossless_pipeline::parser::{parse, MacControl, Parsed, L3, L4};
 use lossless_pipeline::wire::rocev2::{
     OPCODE_ACKNOWLEDGE, OPCODE_CNP, OPCODE_SEND_LAST, OPCODE_SEND_ONLY,
 };
 use lossless_pipeline::{Node, Packet, Transmitter};
 use std::collections::VecDeque;
 
+mod ranks;
 mod replies;
+mod tcp;
 #[cfg(test)]
 mod tests;
 
 pub use replies::RcSink;
+
+/// Bytes of TCP frames the NIC takes from the stack ahead of its transmitter (the rest
+/// wait in the stack), as byte queue limits keep a Linux NIC's ring short: a frame's
+/// latency then counts from here, not from a window's worth of queue in the host.
+pub(super) const TCP_RING: u64 = 64 * 1024;
 
 /// Spare frame buffers a NIC keeps for reuse.
 const SPARE_BUFFERS: usize = 64;
@@ -89,6 +97,12 @@ pub struct Host {
     pub cnps_received: u64,
     /// The host's ranks in collectives, which post messages on its RC flows.
     ranks: Vec<Rank>,
+    /// Its TCP stack, when it sends or receives a TCP flow.
+    tcp: Option<Box<TcpStack>>,
+    /// TCP frames made by the stack, waiting for the transmitter, each with its priority.
+    tcp_out: VecDeque<(u8, Packet)>,
+    /// When the TCP stack next needs polling.
+    tcp_wake: Option<Time>,
 }
 
 impl Host {
@@ -133,6 +147,9 @@ impl Host {
             control: VecDeque::new(),
             cnps_received: 0,
             ranks: Vec::new(),
+            tcp: None,
+            tcp_out: VecDeque::new(),
+            tcp_wake: None,
         }
     }
 
@@ -151,38 +168,6 @@ impl Host {
     pub fn add_receiver(&mut self, id: u32, rx: FlowRx, rc: Option<RcSink>) {
         let at = self.receivers.partition_point(|(i, ..)| *i < id);
         self.receivers.insert(at, (id, rx, rc));
-    }
-
-    /// Take part in a collective as `rank`.
-    pub fn add_rank(&mut self, rank: Rank) {
-        self.ranks.push(rank);
-    }
-
-    /// The host's ranks in collectives.
-    pub fn ranks(&self) -> &[Rank] {
-        &self.ranks
-    }
-
-    /// Let the ranks post what the messages received and acknowledged by `now` allow.
-    fn progress_ranks(&mut self, now: Time) {
-        if self.ranks.is_empty() {
-            return;
-        }
-        let receivers = &self.receivers;
-        let received = |id: u32| {
-            receivers
-                .binary_search_by_key(&id, |(i, ..)| *i)
-                .ok()
-                .and_then(|i| receivers[i].2.as_ref())
-                .map_or(0, |s| s.responder.stats.messages)
-        };
-        let mut posted = false;
-        for r in &mut self.ranks {
-            posted |= r.progress(now, &mut self.flows, received);
-        }
-        if posted {
-            self.tx.touch();
-        }
     }
 
     /// Let every receiver count bits over their wire time for times up to `horizon` back
@@ -382,6 +367,7 @@ impl Host {
         let control = self
             .control
             .iter()
+            .chain(&self.tcp_out)
             .map(|(p, _)| self.tx.resume_at(1 << p, free))
             .min();
         let flows = self.flows.iter().filter_map(|f| {
@@ -413,6 +399,17 @@ impl Host {
         {
             let (_, pkt) = self.control.remove(i).expect("found");
             self.tx.start(now, pkt.len);
+            return Some(pkt);
+        }
+        // Then the TCP stack's frames, oldest first.
+        if let Some(i) = self
+            .tcp_out
+            .iter()
+            .position(|(p, _)| paused & (1 << p) == 0)
+        {
+            let (_, pkt) = self.tcp_out.remove(i).expect("found");
+            self.tx.start(now, pkt.len);
+            self.refill_tcp(now);
             return Some(pkt);
         }
         let n = self.flows.len();
@@ -460,8 +457,12 @@ impl Host {
         if let Some(t) = self.next_transmit() {
             best = Some(best.map_or(t, |b| b.min(t)));
         }
-        // RC local ACK timers, and ranks that have yet to start.
-        let timers = self.flows.iter().filter_map(FlowTx::rc_deadline);
+        // RC local ACK timers, ranks that have yet to start, the TCP stack's timers.
+        let timers = self
+            .flows
+            .iter()
+            .filter_map(FlowTx::rc_deadline)
+            .chain(self.tcp_wake);
         for t in timers.chain(self.ranks.iter().filter_map(Rank::wake_at)) {
             best = Some(best.map_or(t, |b| b.min(t)));
         }
@@ -485,6 +486,9 @@ impl Host {
             .any(|r| r.wake_at().is_some_and(|t| t <= now))
         {
             self.progress_ranks(now);
+        }
+        if self.tcp_wake.is_some_and(|t| t <= now) {
+            self.run_tcp(None, now);
         }
         if let Some(rx) = self.nic.rx_buffer {
             self.drain_to(now);
@@ -531,12 +535,19 @@ impl Host {
     pub fn flows_done(&self, now: Time) -> bool {
         self.flows.iter().all(|f| f.finished(now))
             && self.ranks.iter().all(|r| r.wake_at().is_none())
+            && self.tcp.as_ref().is_none_or(|t| t.done())
+            && self.tcp_out.is_empty()
     }
 }
 
 impl Node for Host {
     fn receive(&mut self, _port: usize, pkt: Packet, now: Time) {
         match self.accept(pkt, now) {
+            Received::Data(pkt, parsed)
+                if self.tcp.is_some() && matches!(parsed.l4, L4::Tcp { .. }) =>
+            {
+                self.deliver_tcp(pkt, now);
+            }
             Received::Data(pkt, parsed) => {
                 self.deliver(pkt, &parsed, now);
                 self.progress_ranks(now);

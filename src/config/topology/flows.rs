@@ -39,6 +39,17 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
     let vlan = vlan(cx, &k, r)?;
     let (hs, hd) = (&hosts[src], &hosts[dst]);
     let sw = &cx.switches[hs.attach.switch].config;
+    if protocol == Protocol::Tcp {
+        let spec = super::tcp::resolve(cx, (i, &k, f), (hs, hd), (dscp, vlan), &name)?;
+        return Ok(FlowDef { spec, src, dst });
+    }
+    if let Some(t) = &r.tcp {
+        return d.error(
+            line(t),
+            &k.at("tcp"),
+            "only TCP flows have this: add `protocol: tcp`",
+        );
+    }
     let frame: Bytes = d
         .opt_unit(&r.frame, &k.at("frame"))?
         .unwrap_or(defaults::FRAME);
@@ -85,7 +96,7 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
     let limit = match transport {
         Transport::OpenLoop => limit,
         // An RC flow's volume is its messages.
-        Transport::Rc(_) => Limit::Unbounded,
+        Transport::Rc(_) | Transport::Tcp(_) => Limit::Unbounded,
     };
     let spec = FlowSpec {
         name,
@@ -129,6 +140,7 @@ pub(super) fn headers(
         dst_port: match protocol {
             Protocol::Rocev2 => ROCEV2_PORT,
             Protocol::Udp => defaults::DST_PORT,
+            Protocol::Tcp => defaults::TCP_PORT.wrapping_add(i as u16),
         },
         bth: (protocol == Protocol::Rocev2).then_some((OPCODE_SEND_ONLY, i as u32 + 1, 0)),
         len: frame.get().min(u32::MAX as u64) as u32,
@@ -136,7 +148,7 @@ pub(super) fn headers(
 }
 
 /// `vlan: {vid, pcp}`: the tag's VID and PCP.
-fn vlan(cx: &PatchPanel, k: &Key, r: &FlowRaw) -> Result<Option<(u16, u8)>> {
+pub(super) fn vlan(cx: &PatchPanel, k: &Key, r: &FlowRaw) -> Result<Option<(u16, u8)>> {
     let (d, k) = (cx.d, k.at("vlan"));
     let Some(v) = &r.vlan else {
         return Ok(None);

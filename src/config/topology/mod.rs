@@ -8,6 +8,7 @@ pub mod flows;
 pub mod hosts;
 pub mod neighbors;
 pub mod outputs;
+pub mod tcp;
 
 use super::defaults;
 use super::diag::{Diag, Diags, Key};

@@ -51,6 +51,9 @@ pub struct FlowReport {
     pub dcqcn: Option<DcqcnFlowReport>,
     /// The reliable transport's counters (null for open-loop flows).
     pub transport: Option<TransportReport>,
+    /// TCP flows: their transport.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpReport>,
 }
 
 /// An RC flow's transport: what was lost, re-sent and delivered.
@@ -90,6 +93,32 @@ pub struct TransportReport {
     pub message_fct_ps: Option<Percentiles>,
     /// When the QP went to the error state (retries exhausted), ps; null: it did not.
     pub qp_error_ps: Option<u64>,
+}
+
+/// A TCP flow's transport: what its sender's NIC saw smoltcp send again, its RTT, what
+/// the receiver's application read.
+#[derive(Clone, Debug, Serialize)]
+pub struct TcpReport {
+    /// `tcp`.
+    pub kind: &'static str,
+    /// `reno`, `cubic` or `none`.
+    pub congestion: &'static str,
+    /// Maximum segment size: the IP MTU less 40 bytes of IPv4 and TCP headers.
+    pub mss: u32,
+    /// Data segments the sender sent.
+    pub segments: u64,
+    /// Of those, sent again (by sequence number, at the sender's NIC).
+    pub retransmitted_segments: u64,
+    /// Payload bytes sent again.
+    pub retransmitted_bytes: u64,
+    /// Payload bytes the receiver's application read, in order, once.
+    pub delivered_bytes: u64,
+    /// Those over the flow's receive interval (as `throughput_bps`), bit/s.
+    pub goodput_bps: f64,
+    /// When the sender's handshake completed (SYN-ACK received), ps.
+    pub established_ps: Option<u64>,
+    /// RTT samples (a segment sent once, to the first ACK covering it), ps.
+    pub rtt_ps: Option<Percentiles>,
 }
 
 /// Exact order statistics of a set of times, ps (nearest rank).

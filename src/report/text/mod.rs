@@ -42,6 +42,7 @@ pub fn render(r: &Report) -> String {
     network::deadlocks(&mut o, r);
     network::flows(&mut o, r);
     transport::rc(&mut o, r);
+    transport::tcp(&mut o, r);
     collective::table(&mut o, r);
     network::hosts(&mut o, r);
     network::engine(&mut o, r);

@@ -1,4 +1,4 @@
-//! The reliable transports' table: per RC flow, goodput against what was re-sent, NAKs,
+//! The reliable transports' tables: per RC flow, goodput against what was re-sent, NAKs,
 //! timeouts and message completion times; a QP that errored out says so.
 
 use super::{gbps, time};
@@ -61,5 +61,54 @@ pub(super) fn rc(o: &mut String, r: &Report) {
                 t.messages_outstanding
             );
         }
+    }
+}
+
+/// The TCP flows' table: goodput, what was sent again, RTT.
+pub(super) fn tcp(o: &mut String, r: &Report) {
+    let rows: Vec<_> = r
+        .flows
+        .iter()
+        .filter_map(|f| f.tcp.as_ref().map(|t| (f, t)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nTCP (smoltcp; goodput: bytes the receiver read, over the same interval as throughput; retx counted at the sender's NIC)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<14} {:>6} {:>6} {:>16} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}",
+        "flow",
+        "cc",
+        "mss",
+        "goodput",
+        "segments",
+        "retx/segs",
+        "retx/bytes",
+        "rtt p50",
+        "p99",
+        "max"
+    );
+    for (f, t) in rows {
+        let rtt = |x: fn(&crate::report::model::Percentiles) -> u64| {
+            t.rtt_ps.as_ref().map_or("-".into(), |p| time(x(p)))
+        };
+        let _ = writeln!(
+            o,
+            "  {:<14} {:>6} {:>6} {:>16} {:>10} {:>10} {:>12} {:>10} {:>10} {:>10}",
+            f.name,
+            t.congestion,
+            t.mss,
+            gbps(t.goodput_bps),
+            t.segments,
+            t.retransmitted_segments,
+            t.retransmitted_bytes,
+            rtt(|p| p.p50),
+            rtt(|p| p.p99),
+            rtt(|p| p.max),
+        );
     }
 }

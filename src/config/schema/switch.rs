@@ -1,0 +1,295 @@
+//! The schema of `switches[]`: ports, buffer, QoS, forwarding.
+
+use super::*;
+
+/// One switch.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchRaw {
+    /// Name (used in `switch:Ethernet0` references).
+    pub name: Val<String>,
+    /// Ports: `{count, speed, ...}` or a list of ports.
+    pub ports: Val<PortsRaw>,
+    /// Base MAC: port i uses base + i (default 02:4c:4c:ii:ii:00 from the switch's index).
+    pub mac: Option<Val<String>>,
+    /// Last bit in → earliest first bit out.
+    pub pipeline_latency: Option<Val<Scalar>>,
+    /// Buffer plan (defaults to a Tomahawk-like plan).
+    pub buffer: Option<Val<BufferRaw>>,
+    /// QoS maps, PFC, scheduler, WRED, watchdog.
+    pub qos: Option<Val<QosRaw>>,
+    /// Forwarding mode and tables.
+    pub forwarding: Option<Val<ForwardingRaw>>,
+}
+
+/// `ports:` in either form.
+#[derive(Debug)]
+pub enum PortsRaw {
+    /// `{count: 4, speed: 100G, ...}`: Ethernet0..Ethernet3.
+    Uniform(Box<PortsUniform>),
+    /// `[{tap: ll0, speed: 1G}, ...]`.
+    List(Vec<Val<PortEntry>>),
+}
+
+/// Uniform port block.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortsUniform {
+    /// Number of ports.
+    pub count: Val<u32>,
+    /// Speed of each.
+    pub speed: Option<Val<Scalar>>,
+    /// Cable length of each.
+    pub cable: Option<Val<Scalar>>,
+    /// Fixed one-way delay instead of a cable length.
+    pub delay: Option<Val<Scalar>>,
+    /// Largest frame, FCS included.
+    pub mtu: Option<Val<Scalar>>,
+    /// TAP device name prefix (`lossless tap`): `ll` → ll0, ll1, ...
+    pub tap_prefix: Option<Val<String>>,
+}
+
+/// One port in the list form.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortEntry {
+    /// Port name (default `Ethernet<i>`).
+    pub name: Option<Val<String>>,
+    /// TAP device (`lossless tap`).
+    pub tap: Option<Val<String>>,
+    /// Speed.
+    pub speed: Option<Val<Scalar>>,
+    /// Cable length.
+    pub cable: Option<Val<Scalar>>,
+    /// Fixed one-way delay instead of a cable length.
+    pub delay: Option<Val<Scalar>>,
+    /// Largest frame, FCS included.
+    pub mtu: Option<Val<Scalar>>,
+}
+
+impl<'de> Deserialize<'de> for PortsRaw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PortsRaw;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map {count, speed, cable, mtu} or a list of ports")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<PortsRaw, A::Error> {
+                PortsUniform::deserialize(de::value::MapAccessDeserializer::new(m))
+                    .map(|u| PortsRaw::Uniform(Box::new(u)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, s: A) -> Result<PortsRaw, A::Error> {
+                Vec::deserialize(de::value::SeqAccessDeserializer::new(s)).map(PortsRaw::List)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `buffer:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferRaw {
+    /// Cell size.
+    pub cell: Option<Val<Scalar>>,
+    /// Total memory, checked against Σ pools + reservations + headroom.
+    pub total: Option<Val<Scalar>>,
+    /// Pools by name.
+    pub pools: Val<BTreeMap<String, Val<PoolRaw>>>,
+    /// Profiles by name.
+    pub profiles: Val<BTreeMap<String, Val<ProfileRaw>>>,
+    /// PG range → profile name, for every port.
+    #[serde(default)]
+    pub pg: BTreeMap<String, Val<String>>,
+    /// Queue range → profile name, for every port.
+    #[serde(default)]
+    pub queue: BTreeMap<String, Val<String>>,
+}
+
+/// A pool.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolRaw {
+    /// `ingress` or `egress`.
+    #[serde(rename = "type")]
+    pub kind: Val<String>,
+    /// Shared size.
+    pub size: Val<Scalar>,
+    /// `static` or `dynamic`.
+    pub mode: Option<Val<String>>,
+    /// Shared headroom pool size (ingress lossless pools).
+    pub xoff: Option<Val<Scalar>>,
+}
+
+/// A buffer profile.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRaw {
+    /// Pool name.
+    pub pool: Val<String>,
+    /// Reserved bytes.
+    pub size: Option<Val<Scalar>>,
+    /// α = 2^dynamic_th.
+    pub dynamic_th: Option<Val<i64>>,
+    /// Static shared limit.
+    pub static_th: Option<Val<Scalar>>,
+    /// Headroom (lossless PGs).
+    pub xoff: Option<Val<Scalar>>,
+    /// XON absolute level.
+    pub xon: Option<Val<Scalar>>,
+    /// XON offset below the limit.
+    pub xon_offset: Option<Val<Scalar>>,
+}
+
+/// `qos:`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QosRaw {
+    /// `dscp` or `dot1p`.
+    pub trust: Option<Val<String>>,
+    /// DSCP → TC (`default` for the rest).
+    pub dscp_to_tc: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// PCP → TC.
+    pub dot1p_to_tc: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// TC → PG.
+    pub tc_to_pg: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// TC → queue.
+    pub tc_to_queue: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// TC → PCP rewritten at egress.
+    pub tc_to_dot1p: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// PFC-enabled priorities.
+    pub pfc_enable: Option<Val<Vec<Val<i64>>>>,
+    /// `on`: honour received PFC on every priority, send it only for `pfc_enable`.
+    pub pfc_asym: Option<Val<String>>,
+    /// `pfc` (per priority) or `pause` (802.3x, the whole link).
+    pub flow_control: Option<Val<String>>,
+    /// Quanta in XOFF frames.
+    pub pause_quanta: Option<Val<i64>>,
+    /// How long after a PFC frame the switch may still start frames.
+    pub pfc_response: Option<Val<Scalar>>,
+    /// Queue range → scheduler entry.
+    pub scheduler: Option<Val<BTreeMap<String, Val<SchedRaw>>>>,
+    /// WRED profiles by name.
+    pub wred_profiles: Option<Val<BTreeMap<String, Val<WredRaw>>>>,
+    /// Queue range → WRED profile name.
+    pub queue_wred: Option<Val<BTreeMap<String, Val<String>>>>,
+    /// PFC watchdog.
+    pub pfcwd: Option<Val<PfcwdRaw>>,
+}
+
+/// A scheduler entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedRaw {
+    /// `strict` or `dwrr`.
+    #[serde(rename = "type")]
+    pub kind: Val<String>,
+    /// DWRR weight.
+    pub weight: Option<Val<i64>>,
+}
+
+/// A WRED profile (SONiC `WRED_PROFILE` keys).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct WredRaw {
+    pub green_min: Option<Val<Scalar>>,
+    pub green_max: Option<Val<Scalar>>,
+    pub green_drop_probability: Option<Val<i64>>,
+    pub yellow_min: Option<Val<Scalar>>,
+    pub yellow_max: Option<Val<Scalar>>,
+    pub yellow_drop_probability: Option<Val<i64>>,
+    pub red_min: Option<Val<Scalar>>,
+    pub red_max: Option<Val<Scalar>>,
+    pub red_drop_probability: Option<Val<i64>>,
+    pub wred_green_enable: Option<Val<bool>>,
+    pub wred_yellow_enable: Option<Val<bool>>,
+    pub wred_red_enable: Option<Val<bool>>,
+    pub ecn: Option<Val<String>>,
+    pub mark_at: Option<Val<String>>,
+}
+
+/// `pfcwd:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcwdRaw {
+    /// `drop`, `forward` or `alert`.
+    pub action: Option<Val<String>>,
+    /// Storm must last this long.
+    pub detection_time: Option<Val<Scalar>>,
+    /// Quiet this long to restore.
+    pub restoration_time: Option<Val<Scalar>>,
+    /// Poll period.
+    pub polling_interval: Option<Val<Scalar>>,
+}
+
+/// `forwarding:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardingRaw {
+    /// `l2` or `l3`.
+    pub mode: Val<String>,
+    /// L2: learned entries kept at most.
+    pub fdb_size: Option<Val<u64>>,
+    /// L2: a learned entry ages out this long after its MAC was last seen (0: never).
+    pub fdb_aging: Option<Val<Scalar>>,
+    /// L2: static entries.
+    pub fdb: Option<Vec<Val<FdbRaw>>>,
+    /// L3 routes.
+    pub routes: Option<Vec<Val<RouteRaw>>>,
+    /// L3 next-hop groups.
+    pub groups: Option<BTreeMap<String, Val<GroupRaw>>>,
+}
+
+/// A static FDB entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FdbRaw {
+    /// MAC address.
+    pub mac: Val<String>,
+    /// Port name.
+    pub port: Val<String>,
+    /// VLAN (0 = untagged).
+    pub vlan: Option<Val<u16>>,
+}
+
+/// A route: to a port + next-hop MAC, or to a group.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteRaw {
+    /// `198.18.1.0/24` or an IPv6 prefix.
+    pub prefix: Val<String>,
+    /// Egress port name.
+    pub port: Option<Val<String>>,
+    /// Next hop's MAC (`lossless run`: default, whatever is cabled to the port).
+    pub mac: Option<Val<String>>,
+    /// Group name.
+    pub group: Option<Val<String>>,
+}
+
+/// A next-hop group.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupRaw {
+    /// `hash`, `flowlet`, `per_packet` or `fixed`.
+    pub mode: Option<Val<String>>,
+    /// Members.
+    pub members: Vec<Val<MemberRaw>>,
+    /// Flowlet: a flow idle longer than this starts a new flowlet.
+    pub idle_time: Option<Val<Scalar>>,
+    /// Flowlet: flow-table entries.
+    pub max_flows: Option<Val<u64>>,
+    /// Flowlet: past-load sampling interval.
+    pub sampling_interval: Option<Val<Scalar>>,
+}
+
+/// A group member.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberRaw {
+    /// Port name.
+    pub port: Val<String>,
+    /// Next hop's MAC (`lossless run`: default, whatever is cabled to the port).
+    pub mac: Option<Val<String>>,
+}
