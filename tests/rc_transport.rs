@@ -6,7 +6,6 @@
 mod common;
 
 use common::{f, lossless, scenario, u};
-use lossless::config::parse;
 use serde_json::Value;
 
 /// 100G, 1086-byte frames: 1024 bytes of payload (IB MTU 1024) + 62 of headers.
@@ -260,11 +259,5 @@ fn rc_and_loss_keys_are_checked() {
             "a probability in [0, 1)",
         ),
     ];
-    for (text, key, rule) in cases {
-        let e = parse("lab.yaml", "lab", &text).expect_err(key);
-        let msg = e.to_string();
-        assert!(msg.starts_with("lab.yaml:"), "{msg}");
-        assert_eq!(e.key, key, "{msg}");
-        assert!(msg.contains(rule), "`{rule}` not in {msg}");
-    }
+    common::expect_config_errors(&cases);
 }

@@ -5,7 +5,6 @@
 mod common;
 
 use common::{f, run, scenario, u};
-use lossless::config::parse;
 
 fn lab(mtu: u32, flow: &str) -> String {
     format!(
@@ -113,11 +112,5 @@ fn tcp_keys_are_checked() {
             "only TCP flows",
         ),
     ];
-    for (text, key, rule) in cases {
-        let e = parse("lab.yaml", "lab", &text).expect_err(key);
-        let msg = e.to_string();
-        assert!(msg.starts_with("lab.yaml:"), "{msg}");
-        assert_eq!(e.key, key, "{msg}");
-        assert!(msg.contains(rule), "`{rule}` not in {msg}");
-    }
+    common::expect_config_errors(&cases);
 }

@@ -264,3 +264,32 @@ fn tcp_incast_lossless_completes_on_time_and_lossy_waits_for_the_rto() {
     // PFC's price: the victim pauses with t1 on h1's link.
     assert!(victim_on < 0.25 * victim_off, "{victim_on} vs {victim_off}");
 }
+
+#[test]
+fn only_a_narrow_window_at_the_iterations_end_is_fatal() {
+    // The guide's sweep: the loss's time at 20 ns steps over the 3 µs before iteration 2
+    // ends. The losses that wait for the timer form one window (h1's last packet to its
+    // last ACK), well under one step (83 µs) and far from the 1.165 ms of the iteration.
+    let clean = go("ar-window-clean", &clean_ring());
+    let end = u(&clean["collectives"][0]["per_iteration"][1]["end_ps"]);
+    let values: Vec<String> = (0..150)
+        .map(|i| format!("{}ps", end - 3_000_000 + i * 20_000))
+        .collect();
+    let rows = common::sweep_rows(
+        &lab("allreduce-one-loss.yaml"),
+        &format!("events.0.at={}", values.join(",")),
+        &["collectives.0.timeouts"],
+        "ar-window.json",
+    );
+    let fatal: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| u(&r["metrics"]["collectives.0.timeouts"]) > 0)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!fatal.is_empty());
+    let (first, last) = (fatal[0], *fatal.last().unwrap());
+    assert_eq!(fatal.len(), last - first + 1, "one window: {fatal:?}");
+    let width_ps = (fatal.len() as u64) * 20_000;
+    assert!((W4K..2_000_000).contains(&width_ps), "{width_ps}");
+}

@@ -1,6 +1,6 @@
-//! Collectives over RC queue pairs: each host of a collective runs one [`Rank`], which posts
-//! the messages of its steps on its send QPs when what it has received allows, the way a
-//! NCCL proxy does.
+//! Collectives over RC queue pairs or TCP connections: each host of a collective runs one
+//! [`Rank`], which posts the messages of its steps on its send connections when what it
+//! has received allows, the way a NCCL proxy does.
 //!
 //! * Ring AllReduce: rank i sends to rank i+1 and receives from rank i−1 on one QP each.
 //!   An iteration is 2(N−1) steps of size/N bytes (N−1 of reduce-scatter, then N−1 of
@@ -12,7 +12,6 @@
 //! every message it sent is acknowledged; it starts the next one at once, as back-to-back
 //! launches of the collective do.
 
-use crate::flow::FlowTx;
 use lossless_buffer_model::Time;
 
 /// Which collective, and how it moves data.
@@ -105,31 +104,27 @@ impl Rank {
         self.finished.len() as u64 >= self.iterations
     }
 
-    /// Post what the messages received (`received(flow id)`: messages delivered on that
-    /// QP) and acknowledged by `now` allow, and note finished iterations. True if it posted.
-    pub fn progress(
-        &mut self,
-        now: Time,
-        flows: &mut [FlowTx],
-        received: impl Fn(u32) -> u64,
-    ) -> bool {
+    /// Post what the messages received and acknowledged by `now` allow (through `qps`,
+    /// the host's connections), and note finished iterations. True if it posted.
+    pub fn progress(&mut self, now: Time, qps: &mut dyn Connections) -> bool {
         let mut posted_any = false;
+        let chunk = self.chunk;
         while !self.done() {
             let t = self.finished.len() as u64;
             let need = (t + 1) * self.steps;
             if self.posted == need {
-                let acked = |f: &usize| {
-                    flows[*f]
-                        .rc
-                        .as_ref()
-                        .is_some_and(|rc| rc.stats.messages_completed >= need)
-                };
-                if self.recvs.iter().all(|id| received(*id) >= need) && self.sends.iter().all(acked)
-                {
+                let arrived = self
+                    .recvs
+                    .iter()
+                    .all(|id| qps.received(*id) >= need * chunk);
+                let acked = self
+                    .sends
+                    .iter()
+                    .all(|f| qps.acknowledged(*f) >= need * chunk);
+                if arrived && acked {
                     self.finished.push(now);
-                    let resent = self.sends.iter().filter_map(|f| flows[*f].rc.as_ref());
                     self.retransmitted
-                        .push(resent.map(|rc| rc.stats.retransmitted_packets).sum());
+                        .push(self.sends.iter().map(|f| qps.resent(*f)).sum());
                     continue;
                 }
                 break;
@@ -140,21 +135,32 @@ impl Rank {
             let may = if s == 0 {
                 now >= self.start
             } else {
-                self.recvs
-                    .iter()
-                    .all(|id| received(*id) >= t * self.steps + s)
+                let got = (t * self.steps + s) * chunk;
+                self.recvs.iter().all(|id| qps.received(*id) >= got)
             };
             if !may {
                 break;
             }
             for f in &self.sends {
-                flows[*f].post(self.chunk, now);
+                qps.post(*f, chunk, now);
             }
             self.posted += 1;
             posted_any = true;
         }
         posted_any
     }
+}
+
+/// What a rank needs of its host's connections (RC queue pairs, or TCP connections).
+pub trait Connections {
+    /// Send `bytes` more on the host's flow `send` (an index into its flows).
+    fn post(&mut self, send: usize, bytes: u64, now: Time);
+    /// Payload bytes delivered so far on the flow with id `recv` (received in order).
+    fn received(&self, recv: u32) -> u64;
+    /// Payload bytes the peer has acknowledged on the host's flow `send`.
+    fn acknowledged(&self, send: usize) -> u64;
+    /// Packets or segments sent again on the host's flow `send`.
+    fn resent(&self, send: usize) -> u64;
 }
 
 #[cfg(test)]
@@ -181,19 +187,31 @@ mod tests {
             2,
             Time::ZERO,
         );
-        let mut flows: Vec<FlowTx> = Vec::new();
+        struct Fake(u64);
+        impl Connections for Fake {
+            fn post(&mut self, _: usize, _: u64, _: Time) {}
+            fn received(&self, _: u32) -> u64 {
+                self.0 * 10
+            }
+            fn acknowledged(&self, _: usize) -> u64 {
+                0
+            }
+            fn resent(&self, _: usize) -> u64 {
+                0
+            }
+        }
         assert_eq!(r.wake_at(), Some(Time::ZERO));
         // Step 0 is posted at the start; step 1 waits for step 0 from the neighbour.
-        assert!(r.progress(Time(1), &mut flows, |_| 0));
+        assert!(r.progress(Time(1), &mut Fake(0)));
         assert_eq!(r.posted, 1);
-        assert!(!r.progress(Time(2), &mut flows, |_| 0));
-        r.progress(Time(3), &mut flows, |_| 3);
+        assert!(!r.progress(Time(2), &mut Fake(0)));
+        r.progress(Time(3), &mut Fake(3));
         // 4 steps per iteration; all four arrived: iteration 0 done, iteration 1 posted.
         assert_eq!(r.posted, 4);
-        r.progress(Time(4), &mut flows, |_| 4);
+        r.progress(Time(4), &mut Fake(4));
         assert_eq!(r.finished, vec![Time(4)]);
         assert_eq!(r.posted, 5);
-        r.progress(Time(9), &mut flows, |_| 8);
+        r.progress(Time(9), &mut Fake(8));
         assert_eq!(r.finished, vec![Time(4), Time(9)]);
         assert!(r.done());
     }

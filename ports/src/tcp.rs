@@ -55,6 +55,9 @@ pub struct TcpFlow {
     pub size: u64,
     /// Destination MAC of the receiver's frames back to the sender (its next hop).
     pub reply_mac: [u8; 6],
+    /// The bytes are posted from outside, a collective's steps ([`TcpStack::post`]);
+    /// `size` is their total.
+    pub posted: bool,
 }
 
 /// Bytes of zeros a sender writes from: the payload's content does not matter.
@@ -155,6 +158,8 @@ struct Conn {
     tcp: TcpFlow,
     /// Sender: bytes not yet written into the socket.
     unwritten: u64,
+    /// Sender: bytes it was given to send, in all.
+    given: u64,
     /// Sender: the highest sequence number sent, relative to the first (None before).
     highest: Option<u32>,
     /// Sender: the first sequence number.
@@ -253,7 +258,8 @@ impl TcpStack {
             port: spec.headers.src_port,
             spec: spec.clone(),
             tcp,
-            unwritten: tcp.size,
+            unwritten: if tcp.posted { 0 } else { tcp.size },
+            given: if tcp.posted { 0 } else { tcp.size },
             highest: None,
             isn: None,
             connect_at: Some(spec.start),
@@ -277,6 +283,7 @@ impl TcpStack {
             spec: spec.clone(),
             tcp,
             unwritten: 0,
+            given: 0,
             highest: None,
             isn: None,
             connect_at: None,
@@ -292,6 +299,32 @@ impl TcpStack {
             .iter()
             .find(|c| c.id == id && c.role == role)
             .map(|c| &c.stats)
+    }
+
+    /// Give flow `id`'s sender `bytes` more to send (a collective's step).
+    pub fn post(&mut self, id: u32, bytes: u64) {
+        if let Some(c) = self
+            .conns
+            .iter_mut()
+            .find(|c| c.id == id && c.role == Role::Sender)
+        {
+            c.unwritten += bytes;
+            c.given += bytes;
+        }
+    }
+
+    /// Bytes flow `id`'s receiver has acknowledged to this host's sender: written into the
+    /// socket and no longer in its send queue.
+    pub fn acknowledged(&self, id: u32) -> u64 {
+        let Some(c) = self
+            .conns
+            .iter()
+            .find(|c| c.id == id && c.role == Role::Sender)
+        else {
+            return 0;
+        };
+        let queued = self.sockets.get::<tcp::Socket>(c.handle).send_queue() as u64;
+        (c.given - c.unwritten).saturating_sub(queued)
     }
 
     /// Has every sender written and had acknowledged all its bytes, and every receiver

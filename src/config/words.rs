@@ -182,5 +182,7 @@ words! {
     CollectiveTransport {
         /// RoCEv2 Reliable Connection queue pairs.
         Rc = "rc",
+        /// TCP connections on the hosts' smoltcp stacks.
+        Tcp = "tcp",
     }
 }

@@ -58,12 +58,19 @@ fn report(o: &Outcome, ci: usize, c: &CollectiveDef, flows: &[FlowReport]) -> Co
             }
         })
     };
-    let qps: Vec<_> = flows
+    let mine: Vec<&FlowReport> = flows
         .iter()
         .zip(&o.scenario.run.flows)
         .filter(|(_, def)| c.qps.iter().any(|(out, _)| out.contains(&def.spec.id)))
-        .filter_map(|(f, _)| f.transport.as_ref())
+        .map(|(f, _)| f)
         .collect();
+    let qps: Vec<_> = mine.iter().filter_map(|f| f.transport.as_ref()).collect();
+    // TCP connections count segments sent again.
+    let segments: u64 = mine
+        .iter()
+        .filter_map(|f| f.tcp.as_ref())
+        .map(|t| t.retransmitted_segments)
+        .sum();
     CollectiveReport {
         name: c.name.clone(),
         kind: match c.kind {
@@ -85,7 +92,7 @@ fn report(o: &Outcome, ci: usize, c: &CollectiveDef, flows: &[FlowReport]) -> Co
         time_ps,
         algbw_bps: at(1.0),
         busbw_bps: at(factor),
-        retransmitted_packets: qps.iter().map(|t| t.retransmitted_packets).sum(),
+        retransmitted_packets: qps.iter().map(|t| t.retransmitted_packets).sum::<u64>() + segments,
         timeouts: qps.iter().map(|t| t.timeouts).sum(),
         naks: qps.iter().map(|t| t.naks_sent).sum(),
         qp_errors: qps.iter().filter(|t| t.qp_error_ps.is_some()).count() as u64,

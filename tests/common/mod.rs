@@ -137,3 +137,15 @@ pub fn sweep_rows(file: &std::path::Path, arg: &str, metrics: &[&str], out: &str
 pub fn flow<'a>(r: &'a Value, name: &str) -> &'a Value {
     named(&r["flows"], name)
 }
+
+/// Each `(file text, key, rule)`: loading the text as `lab.yaml` fails at a line of the
+/// file, on that key, with a message that says the rule.
+pub fn expect_config_errors(cases: &[(String, &str, &str)]) {
+    for (text, key, rule) in cases {
+        let e = lossless::config::parse("lab.yaml", "lab", text).expect_err(key);
+        let msg = e.to_string();
+        assert!(msg.starts_with("lab.yaml:"), "{msg}");
+        assert_eq!(e.key, *key, "{msg}");
+        assert!(msg.contains(rule), "`{rule}` not in {msg}");
+    }
+}

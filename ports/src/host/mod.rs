@@ -480,12 +480,13 @@ impl Host {
                 self.tx.touch();
             }
         }
-        if self
+        let rank_due = self
             .ranks
             .iter()
-            .any(|r| r.wake_at().is_some_and(|t| t <= now))
-        {
-            self.progress_ranks(now);
+            .any(|r| r.wake_at().is_some_and(|t| t <= now));
+        // A rank that posts on TCP connections needs the stack run to send.
+        if rank_due && self.progress_ranks(now) && self.tcp.is_some() {
+            self.run_tcp(None, now);
         }
         if self.tcp_wake.is_some_and(|t| t <= now) {
             self.run_tcp(None, now);

@@ -86,6 +86,10 @@ impl Host {
             self.receivers[i].1.record(&pkt, now, speed);
         }
         self.run_tcp(Some(crate::tcp::ip_of(&pkt.data)), now);
+        // What arrived or was acknowledged may let a rank post its next step.
+        if self.progress_ranks(now) {
+            self.run_tcp(None, now);
+        }
         let read = self.tcp.as_ref().and_then(|t| t.stats(id, false));
         if let (Some(read), Ok(i)) = (read.map(|s| s.delivered_bytes), at) {
             let rx = &mut self.receivers[i].1;

@@ -51,6 +51,8 @@ pub struct RequesterStats {
     pub messages_completed: u64,
     /// Each completed message: (posted, completed).
     pub completions: Vec<(Time, Time)>,
+    /// Payload bytes of the completed messages.
+    pub completed_bytes: u64,
 }
 
 /// The sending end of an RC queue pair.
@@ -228,6 +230,7 @@ impl Requester {
             }
             self.stats.messages_completed += 1;
             self.stats.completions.push((m.posted, now));
+            self.stats.completed_bytes += m.bytes;
             self.messages.pop_front();
         }
         self.deadline = (self.una < self.next_new).then(|| now + self.cfg.rto);

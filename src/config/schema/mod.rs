@@ -259,6 +259,8 @@ pub struct CollectiveRaw {
     pub transport: Option<Val<String>>,
     /// RC queue-pair settings of every QP.
     pub rc: Option<Val<RcRaw>>,
+    /// TCP settings of every connection (`transport: tcp`).
+    pub tcp: Option<Val<TcpRaw>>,
 }
 
 /// A scheduled event.

@@ -13,6 +13,8 @@ use crate::config::words::{AlgorithmWord, CollectiveTransport, CollectiveWord, P
 use lossless_buffer_model::{Bytes, Time};
 use lossless_ports::collective::CollectiveKind;
 use lossless_ports::flow::{FlowSpec, Limit, Messages, Pattern, RcFlow, Transport};
+use lossless_ports::rc::RcConfig;
+use lossless_ports::tcp::Congestion;
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -50,7 +52,9 @@ pub fn resolve(
             CollectiveKind::AllToAll
         }
     };
-    d.opt_word::<CollectiveTransport>(&r.transport, &k.at("transport"))?;
+    let transport = d
+        .opt_word::<CollectiveTransport>(&r.transport, &k.at("transport"))?
+        .unwrap_or(CollectiveTransport::Rc);
     let ranks = ranks(cx, &k, r, hosts)?;
     let n = ranks.len() as u64;
     let size: Bytes = d.unit(&r.size, &k.at("size"))?;
@@ -73,8 +77,8 @@ pub fn resolve(
         None => defaults::DSCP,
         Some(v) => d.small(v, &k.at("dscp"), 63)?,
     };
-    let frame = frame(cx, &k, c, &ranks, hosts)?;
-    let (config, ack_dscp) = rc_settings(cx, &k, r.rc.as_ref(), dscp)?;
+    let carrier = carrier(cx, &k, c, (&ranks, hosts), transport, dscp)?;
+    let chunk = size.get().div_ceil(n);
     let pairs: Vec<(usize, usize)> = match kind {
         CollectiveKind::AllReduceRing => (0..ranks.len())
             .map(|a| (a, (a + 1) % ranks.len()))
@@ -91,34 +95,15 @@ pub fn resolve(
     for (a, b) in pairs {
         let (src, dst) = (ranks[a], ranks[b]);
         let index = flows.len();
-        let sw = &cx.switches[hosts[src].attach.switch].config;
-        let headers = headers(
+        let name = format!("{name}:{}>{}", hosts[src].name, hosts[dst].name);
+        let total = iterations * kind.steps(ranks.len()) * chunk;
+        let spec = carrier.spec(
             cx,
             index,
             (&hosts[src], &hosts[dst]),
-            Protocol::Rocev2,
-            (dscp, 0),
-            frame,
+            (dscp, start),
+            (name, total),
         );
-        let spec = FlowSpec {
-            name: format!("{name}:{}>{}", hosts[src].name, hosts[dst].name),
-            id: index as u32 + 1,
-            headers,
-            priority: sw.qos.classify(Some(dscp), None),
-            pattern: Pattern::Greedy,
-            limit: Limit::Unbounded,
-            start,
-            stop: None,
-            transport: Transport::Rc(RcFlow {
-                config,
-                messages: Messages::Posted,
-                ack_dscp,
-                ack_priority: cx.switches[hosts[dst].attach.switch]
-                    .config
-                    .qos
-                    .classify(Some(ack_dscp), None),
-            }),
-        };
         qps[a].0.push(spec.id);
         qps[b].1.push(spec.id);
         flows.push(FlowDef { spec, src, dst });
@@ -126,14 +111,134 @@ pub fn resolve(
     Ok(CollectiveDef {
         name,
         kind,
-        chunk: size.get().div_ceil(n),
+        chunk,
         size: size.get(),
         hosts: ranks,
         iterations,
         start,
         qps,
-        mtu: (frame.get() - 62) as u32,
+        mtu: carrier.mtu(),
     })
+}
+
+/// What carries a collective's messages.
+enum Carrier {
+    /// RC queue pairs: a full frame's length, the QP settings, the ACKs' DSCP.
+    Rc(Bytes, RcConfig, u8),
+    /// TCP connections: congestion control and socket buffers, and the smallest IP MTU.
+    Tcp((Congestion, u32), u32),
+}
+
+/// The carrier of `transport` with its keys: `frame` and `rc` for RC, `tcp` for TCP.
+fn carrier(
+    cx: &PatchPanel,
+    k: &Key,
+    c: &Val<CollectiveRaw>,
+    (ranks, hosts): (&[usize], &[HostSpec]),
+    transport: CollectiveTransport,
+    dscp: u8,
+) -> Result<Carrier> {
+    let (d, r) = (cx.d, &c.value);
+    match transport {
+        CollectiveTransport::Rc => {
+            if let Some(t) = &r.tcp {
+                return d.error(
+                    line(t),
+                    &k.at("tcp"),
+                    "only a `transport: tcp` collective has this",
+                );
+            }
+            let frame = frame(cx, k, c, ranks, hosts)?;
+            let (config, ack_dscp) = rc_settings(cx, k, r.rc.as_ref(), dscp)?;
+            Ok(Carrier::Rc(frame, config, ack_dscp))
+        }
+        CollectiveTransport::Tcp => {
+            let rc_only = [
+                ("rc", r.rc.as_ref().and_then(line)),
+                ("frame", r.frame.as_ref().and_then(line)),
+            ];
+            if let Some((key, at)) = rc_only.iter().find(|(_, l)| l.is_some()) {
+                return d.error(
+                    *at,
+                    &k.at(key),
+                    "not for TCP: its segments follow the MSS, its settings are `tcp:`",
+                );
+            }
+            let mtu = ranks
+                .iter()
+                .map(|h| {
+                    let a = hosts[*h].attach;
+                    cx.switches[a.switch].config.ports[a.port].mtu
+                })
+                .min()
+                .unwrap_or(1518);
+            if mtu < 576 + 18 {
+                return d.error(
+                    line(c),
+                    k,
+                    format!("a port MTU of {mtu} leaves an IP MTU below TCP's 576 bytes"),
+                );
+            }
+            Ok(Carrier::Tcp(
+                super::tcp::settings(cx, k, r.tcp.as_ref())?,
+                mtu.saturating_sub(18 + 40),
+            ))
+        }
+    }
+}
+
+impl Carrier {
+    /// Payload bytes of a full packet (RC) or segment (TCP: the MSS).
+    fn mtu(&self) -> u32 {
+        match self {
+            Carrier::Rc(frame, ..) => (frame.get() - 62) as u32,
+            Carrier::Tcp(_, mss) => *mss,
+        }
+    }
+
+    /// The flow (queue pair or connection) with index `index` from `hs` to `hd`, named
+    /// `name`, that carries `total` bytes over the run.
+    fn spec(
+        &self,
+        cx: &PatchPanel,
+        index: usize,
+        (hs, hd): (&HostSpec, &HostSpec),
+        (dscp, start): (u8, Time),
+        (name, total): (String, u64),
+    ) -> FlowSpec {
+        let classify = |h: &HostSpec, dscp: u8| {
+            cx.switches[h.attach.switch]
+                .config
+                .qos
+                .classify(Some(dscp), None)
+        };
+        match self {
+            Carrier::Rc(frame, config, ack_dscp) => FlowSpec {
+                name,
+                id: index as u32 + 1,
+                headers: headers(cx, index, (hs, hd), Protocol::Rocev2, (dscp, 0), *frame),
+                priority: classify(hs, dscp),
+                pattern: Pattern::Greedy,
+                limit: Limit::Unbounded,
+                start,
+                stop: None,
+                transport: Transport::Rc(RcFlow {
+                    config: *config,
+                    messages: Messages::Posted,
+                    ack_dscp: *ack_dscp,
+                    ack_priority: classify(hd, *ack_dscp),
+                }),
+            },
+            Carrier::Tcp(settings, _) => {
+                let mut spec =
+                    super::tcp::build(cx, index, (hs, hd), (dscp, None), *settings, (total, true))
+                        .expect("the ranks' ports carry TCP");
+                spec.name = name;
+                spec.start = start;
+                spec
+            }
+        }
+    }
 }
 
 /// `hosts:`: at least two, each once, all simulated hosts.

@@ -8,7 +8,7 @@ use super::PatchPanel;
 use crate::config::defaults;
 use crate::config::diag::{Diag, Key};
 use crate::config::scenario::HostSpec;
-use crate::config::schema::{FlowRaw, Val};
+use crate::config::schema::{FlowRaw, TcpRaw, Val};
 use crate::config::values::line;
 use crate::config::words::Protocol;
 use lossless_buffer_model::{Bytes, Time};
@@ -103,17 +103,42 @@ pub fn resolve(
     if size.get() == 0 {
         return d.error(line(f), &k.at("size"), "at least 1 byte");
     }
-    let (congestion, buffer) = settings(cx, k, r)?;
+    let settings = settings(cx, k, r.tcp.as_ref())?;
+    let mut spec = match build(cx, i, (hs, hd), (dscp, vlan), settings, (size.get(), false)) {
+        Ok(s) => s,
+        Err(why) => return d.error(line(f), k, why),
+    };
+    spec.name = name.to_string();
+    if let Some(p) = &r.src_port {
+        spec.headers.src_port = p.value;
+    }
+    if let Some(p) = &r.dst_port {
+        spec.headers.dst_port = p.value;
+    }
+    if let Some(p) = &r.priority {
+        spec.priority = d.small(p, &k.at("priority"), 7)?;
+    }
+    spec.start = d.opt_unit(&r.start, &k.at("start"))?.unwrap_or(Time::ZERO);
+    Ok(spec)
+}
+
+/// The TCP flow with index `i` (its id and default ports follow) from `hs` to `hd`,
+/// `(size, posted)`: `size` bytes in all, given at once or posted by a collective; from 0,
+/// on the class the sender's switch gives the DSCP. Err: why the ports cannot carry it.
+pub(super) fn build(
+    cx: &PatchPanel,
+    i: usize,
+    (hs, hd): (&HostSpec, &HostSpec),
+    (dscp, vlan): (u8, Option<(u16, u8)>),
+    (congestion, buffer): (Congestion, u32),
+    (size, posted): (u64, bool),
+) -> std::result::Result<FlowSpec, String> {
     let port = |h: &HostSpec| &cx.switches[h.attach.switch].config.ports[h.attach.port];
     // Ethernet header and FCS, and the tag if any.
     let l2 = 18 + if vlan.is_some() { 4 } else { 0 };
     let ip_mtu = port(hs).mtu.min(port(hd).mtu).saturating_sub(l2);
     if ip_mtu < 576 {
-        return d.error(
-            line(f),
-            k,
-            format!("an IP MTU of {ip_mtu} is below TCP's 576 bytes"),
-        );
+        return Err(format!("an IP MTU of {ip_mtu} is below TCP's 576 bytes"));
     }
     let mut h = headers(
         cx,
@@ -124,46 +149,40 @@ pub fn resolve(
         Bytes(u64::from(ip_mtu + l2)),
     );
     h.vlan = vlan;
-    if let Some(p) = &r.src_port {
-        h.src_port = p.value;
-    }
-    if let Some(p) = &r.dst_port {
-        h.dst_port = p.value;
-    }
     let sw_d = &cx.switches[hd.attach.switch].config;
     let reply_mac = match sw_d.forwarding {
         Forwarding::L2 { .. } => hs.mac,
         Forwarding::L3 { .. } => port(hd).mac,
     };
     let sw = &cx.switches[hs.attach.switch].config;
-    let priority = match &r.priority {
-        Some(p) => d.small(p, &k.at("priority"), 7)?,
-        None => sw.qos.classify(Some(dscp), vlan.map(|(_, pcp)| pcp)),
-    };
-    let start: Time = d.opt_unit(&r.start, &k.at("start"))?.unwrap_or(Time::ZERO);
     Ok(FlowSpec {
-        name: name.to_string(),
+        name: format!("flow{i}"),
         id: i as u32 + 1,
         headers: h,
-        priority,
+        priority: sw.qos.classify(Some(dscp), vlan.map(|(_, pcp)| pcp)),
         pattern: Pattern::Greedy,
         limit: Limit::Unbounded,
-        start,
+        start: Time::ZERO,
         stop: None,
         transport: Transport::Tcp(TcpFlow {
             congestion,
             buffer,
             ip_mtu,
-            size: size.get(),
+            size,
             reply_mac,
+            posted,
         }),
     })
 }
 
 /// `tcp: {congestion, buffer}` over the defaults.
-fn settings(cx: &PatchPanel, k: &Key, r: &FlowRaw) -> Result<(Congestion, u32)> {
+pub(super) fn settings(
+    cx: &PatchPanel,
+    k: &Key,
+    t: Option<&Val<TcpRaw>>,
+) -> Result<(Congestion, u32)> {
     let d = cx.d;
-    let Some(t) = &r.tcp else {
+    let Some(t) = t else {
         return Ok((Congestion::default(), defaults::TCP_BUFFER.get() as u32));
     };
     let k = k.at("tcp");

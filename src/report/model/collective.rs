@@ -36,9 +36,9 @@ pub struct CollectiveReport {
     pub algbw_bps: Option<Bandwidths>,
     /// Bus bandwidth at the same times, bit/s.
     pub busbw_bps: Option<Bandwidths>,
-    /// Packets its queue pairs sent again.
+    /// Packets its RC queue pairs, or segments its TCP connections, sent again.
     pub retransmitted_packets: u64,
-    /// Local ACK timeouts on its queue pairs.
+    /// Local ACK timeouts on its RC queue pairs (TCP: not counted, 0).
     pub timeouts: u64,
     /// NAKs its responders sent.
     pub naks: u64,
