@@ -293,3 +293,24 @@ fn only_a_narrow_window_at_the_iterations_end_is_fatal() {
     let width_ps = (fatal.len() as u64) * 20_000;
     assert!((W4K..2_000_000).contains(&width_ps), "{width_ps}");
 }
+
+#[test]
+fn check_reads_the_transports_back() {
+    let o = common::lossless(&["check", lab("allreduce-one-loss.yaml").to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    // 8 MB over 8 ranks: 14 steps of 1 MB, 4096-byte packets (MTU 9216), 8 queue pairs.
+    for part in [
+        "collective ar: allreduce/ring of 8 ranks (h0 → h1 → h2 → h3 → r0 → r1 → r2 → r3 → h0)",
+        "14 message(s) of 1MB per connection; 8 connections over RC: 4096-byte payload",
+        "local ACK timeout 4.295s, 7 retries",
+        "loss: at 1.8ms the next 1 data frame(s) host h1 sends are lost",
+    ] {
+        assert!(out.contains(part), "`{part}` not in {out}");
+    }
+    let o = common::lossless(&["check", lab("tcp-incast.yaml").to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("flow victim h1→h9: TCP cubic, 8MB (MSS 1460"),
+        "{out}"
+    );
+}

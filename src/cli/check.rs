@@ -76,6 +76,7 @@ fn check(file: &Path, quiet: bool) -> bool {
         for sw in &s.switches {
             out += &crate::report::plan::render(sw);
         }
+        out += &crate::report::plan_transports::render(s);
     }
     let n = loaded.warnings.len();
     out += &format!(
