@@ -14,6 +14,7 @@
 
 use crate::flow::FlowSpec;
 use lossless_buffer_model::{Named, Time};
+use lossless_pipeline::wire::{edit, vlan};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::{Checksum, ChecksumCapabilities, Device, DeviceCapabilities, Medium};
 use smoltcp::socket::tcp;
@@ -108,8 +109,9 @@ impl Device for Wire {
         let mut c = DeviceCapabilities::default();
         c.medium = Medium::Ip;
         c.max_transmission_unit = self.mtu;
-        // Sent checksums are computed; received ones not checked (a switch that marks
-        // CE rewrites the IP header without fixing its checksum).
+        // Sent checksums are computed; received ones are not checked again: every packet
+        // comes from a peer stack of this run, and the switch's header edits (CE marks,
+        // TTL) keep the IPv4 checksum right.
         let mut sum = ChecksumCapabilities::default();
         sum.ipv4 = Checksum::Tx;
         sum.tcp = Checksum::Tx;
@@ -518,8 +520,7 @@ fn ack_of(ip: &[u8]) -> Option<(u32, u16)> {
 }
 
 /// Wrap the IP packet `ip` in Ethernet into `buf`: `(src, dst)` MACs, an 802.1Q tag with
-/// `vlan` (VID, PCP) if any, and `dscp` written into the IPv4 header (its checksum
-/// recomputed; smoltcp sends DSCP 0).
+/// `vlan` (VID, PCP) if any, and `dscp` written into the IPv4 header (smoltcp sends DSCP 0).
 pub fn frame(
     buf: &mut Vec<u8>,
     (src, dst): ([u8; 6], [u8; 6]),
@@ -538,31 +539,18 @@ pub fn frame(
     let at = buf.len();
     buf.extend_from_slice(ip);
     if ip.len() >= 20 {
-        let h = &mut buf[at..];
-        h[1] = (dscp << 2) | (h[1] & 0x03);
-        let ihl = ((h[0] & 0x0f) as usize * 4).min(h.len());
-        h[10] = 0;
-        h[11] = 0;
-        let mut sum: u32 = 0;
-        for w in h[..ihl].chunks(2) {
-            sum += u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
-        }
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        edit::ipv4_set_dscp(&mut buf[at..], dscp);
     }
 }
 
 /// The IP packet inside an Ethernet frame (after any VLAN tags).
 pub fn ip_of(frame: &[u8]) -> &[u8] {
-    let mut at = 12;
+    let mut at = vlan::ETHERTYPE_AT;
     while let Some(t) = frame.get(at..at + 2) {
-        if matches!(u16::from_be_bytes([t[0], t[1]]), 0x8100 | 0x88a8 | 0x9100) {
-            at += 4;
-        } else {
+        if !vlan::is_tpid(u16::from_be_bytes([t[0], t[1]])) {
             break;
         }
+        at += vlan::TAG_LEN;
     }
     frame.get(at + 2..).unwrap_or(&[])
 }

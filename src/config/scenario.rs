@@ -202,8 +202,6 @@ pub struct CollectiveDef {
     pub start: Time,
     /// Per rank: the flow ids it sends on and those it receives on.
     pub qps: Vec<(Vec<u32>, Vec<u32>)>,
-    /// Payload bytes per full data packet.
-    pub mtu: u32,
 }
 
 /// Where a scheduled event acts.

@@ -32,6 +32,13 @@ pub fn ipv4_mark_ce(h: &mut [u8]) {
     ipv4_set_word(h, 0, old | ECN_CE as u16);
 }
 
+/// Set the DSCP of the IPv4 header at the start of `h` (≥ 20 bytes), ECN kept, checksum
+/// updated.
+pub fn ipv4_set_dscp(h: &mut [u8], dscp: u8) {
+    let old = word(h, 0);
+    ipv4_set_word(h, 0, (old & 0xFF03) | (u16::from(dscp & 0x3F) << 2));
+}
+
 /// Set ECN to CE in the IPv6 header at the start of `h` (≥ 40 bytes).
 pub fn ipv6_mark_ce(h: &mut [u8]) {
     // Traffic class straddles bytes 0 and 1: ECN is bits 4–5 of byte 1.
@@ -113,6 +120,15 @@ mod tests {
         ipv4_mark_ce(&mut h);
         assert_eq!(h[1] & 3, ECN_CE);
         assert_eq!(h[1] >> 2, 26);
+        assert_eq!(ipv4_checksum(&h), 0);
+    }
+
+    #[test]
+    fn dscp_rewrite_keeps_ecn_and_the_checksum_valid() {
+        let mut h = header();
+        ipv4_set_dscp(&mut h, 3);
+        assert_eq!(h[1], (3 << 2) | 0b10);
+        assert_eq!(h[0], 0x45);
         assert_eq!(ipv4_checksum(&h), 0);
     }
 

@@ -117,7 +117,6 @@ pub fn resolve(
         iterations,
         start,
         qps,
-        mtu: carrier.mtu(),
     })
 }
 
@@ -125,8 +124,8 @@ pub fn resolve(
 enum Carrier {
     /// RC queue pairs: a full frame's length, the QP settings, the ACKs' DSCP.
     Rc(Bytes, RcConfig, u8),
-    /// TCP connections: congestion control and socket buffers, and the smallest IP MTU.
-    Tcp((Congestion, u32), u32),
+    /// TCP connections: congestion control and socket buffers.
+    Tcp((Congestion, u32)),
 }
 
 /// The carrier of `transport` with its keys: `frame` and `rc` for RC, `tcp` for TCP.
@@ -179,23 +178,12 @@ fn carrier(
                     format!("a port MTU of {mtu} leaves an IP MTU below TCP's 576 bytes"),
                 );
             }
-            Ok(Carrier::Tcp(
-                super::tcp::settings(cx, k, r.tcp.as_ref())?,
-                mtu.saturating_sub(18 + 40),
-            ))
+            Ok(Carrier::Tcp(super::tcp::settings(cx, k, r.tcp.as_ref())?))
         }
     }
 }
 
 impl Carrier {
-    /// Payload bytes of a full packet (RC) or segment (TCP: the MSS).
-    fn mtu(&self) -> u32 {
-        match self {
-            Carrier::Rc(frame, ..) => (frame.get() - 62) as u32,
-            Carrier::Tcp(_, mss) => *mss,
-        }
-    }
-
     /// The flow (queue pair or connection) with index `index` from `hs` to `hd`, named
     /// `name`, that carries `total` bytes over the run.
     fn spec(
@@ -229,7 +217,7 @@ impl Carrier {
                     ack_priority: classify(hd, *ack_dscp),
                 }),
             },
-            Carrier::Tcp(settings, _) => {
+            Carrier::Tcp(settings) => {
                 let mut spec =
                     super::tcp::build(cx, index, (hs, hd), (dscp, None), *settings, (total, true))
                         .expect("the ranks' ports carry TCP");
