@@ -178,7 +178,7 @@ fn run(a: &RunArgs) -> Result<(), String> {
                 .collectives
                 .iter()
                 .map(|c| {
-                    let its = c.per_iteration.iter();
+                    let its = c.iterations.iter();
                     let its = its.map(|i| (Time(i.end_ps), Time(i.time_ps))).collect();
                     (c.name.clone(), its)
                 })

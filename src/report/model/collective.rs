@@ -22,20 +22,25 @@ pub struct CollectiveReport {
     /// Payload bytes of each message: size/N.
     pub chunk_bytes: u64,
     /// Iterations asked for.
-    pub iterations: u64,
+    pub iterations_requested: u64,
     /// Iterations every rank finished.
     pub completed_iterations: u64,
     /// Bus bandwidth over algorithm bandwidth: 2(N−1)/N or (N−1)/N.
     pub bus_factor: f64,
     /// Each completed iteration.
-    pub per_iteration: Vec<IterationReport>,
+    pub iterations: Vec<IterationReport>,
     /// Iteration times, ps (None before one completes).
     pub time_ps: Option<Percentiles>,
+    /// Algorithm bandwidth at the median iteration time (the one number nccl-tests
+    /// prints), bit/s.
+    pub algbw_bps: Option<f64>,
+    /// Bus bandwidth at the median iteration time, bit/s.
+    pub busbw_bps: Option<f64>,
     /// Algorithm bandwidth at the median, 99th-percentile and slowest iteration time,
     /// bit/s.
-    pub algbw_bps: Option<Bandwidths>,
+    pub algbw_at_bps: Option<Bandwidths>,
     /// Bus bandwidth at the same times, bit/s.
-    pub busbw_bps: Option<Bandwidths>,
+    pub busbw_at_bps: Option<Bandwidths>,
     /// Packets its RC queue pairs, or segments its TCP connections, sent again.
     pub retransmitted_packets: u64,
     /// Local ACK timeouts on its RC queue pairs (TCP: not counted, 0).

@@ -49,17 +49,17 @@ pub(super) fn table(o: &mut String, r: &Report) {
             kind,
             c.hosts.len(),
             c.size_bytes,
-            format!("{}/{}", c.completed_iterations, c.iterations),
+            format!("{}/{}", c.completed_iterations, c.iterations_requested),
             t(|p| p.p50),
             t(|p| p.p99),
             t(|p| p.max),
-            c.algbw_bps.map_or("-".into(), |b| gb(b.p50)),
-            c.busbw_bps.map_or("-".into(), |b| gb(b.p50)),
+            c.algbw_bps.map_or("-".into(), gb),
+            c.busbw_bps.map_or("-".into(), gb),
             c.retransmitted_packets,
             c.timeouts,
         );
-        if c.per_iteration.len() <= LISTED {
-            for (i, it) in c.per_iteration.iter().enumerate() {
+        if c.iterations.len() <= LISTED {
+            for (i, it) in c.iterations.iter().enumerate() {
                 let _ = writeln!(
                     o,
                     "  {:<12} iteration {:<5} {:>11} ends at {:>11}   algbw {:>7}  busbw {:>7}  retx {}",
@@ -73,7 +73,7 @@ pub(super) fn table(o: &mut String, r: &Report) {
                 );
             }
         }
-        if c.completed_iterations < c.iterations {
+        if c.completed_iterations < c.iterations_requested {
             let why = if c.qp_errors > 0 {
                 format!(
                     "{} queue pair(s) errored out (retries exhausted)",
@@ -85,7 +85,7 @@ pub(super) fn table(o: &mut String, r: &Report) {
             let _ = writeln!(
                 o,
                 "  {:<12} INCOMPLETE: {} of {} iterations finished; {why}",
-                "", c.completed_iterations, c.iterations
+                "", c.completed_iterations, c.iterations_requested
             );
         }
     }
