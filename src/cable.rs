@@ -1,6 +1,7 @@
-//! The "cable" of a TAP port: frames that have left a host but not reached the switch. In
-//! a TAP world it is software — the TAP's kernel ring, the port's read queue, a frame in a
-//! reader's hands — and all of it may arrive after the switch decides XOFF, together with
+//! The "cable" of a TAP or interface port: frames that have left a host but not reached
+//! the switch. In `lossless tap` it is software — the TAP's kernel ring (for an existing
+//! interface: its packet socket's receive ring, of as many slots), the port's read queue, a
+//! frame in a reader's hands — and all of it may arrive after the switch decides XOFF, together with
 //! the frame that crossed the limit and the one the host may be handing to the kernel while
 //! the XOFF lands. `lossless tap` bounds each part, so the headroom a lossless PG on a TAP
 //! port needs is bounded too: `lossless check` prints it, and the shipped TAP configs are

@@ -242,14 +242,22 @@ fn bench_tap_measures_the_switch_next_to_a_copy_loop_and_a_bridge() {
     let _ = std::fs::remove_file(&out);
     let paths = r["paths"].as_array().unwrap();
     let names: Vec<&str> = paths.iter().map(|p| p["path"].as_str().unwrap()).collect();
-    assert_eq!(names, ["lossless tap", "copy loop", "linux bridge"]);
+    assert_eq!(
+        names,
+        [
+            "lossless tap",
+            "lossless tap (veth)",
+            "copy loop",
+            "linux bridge"
+        ]
+    );
     for p in paths {
         for k in ["tcp_gbps", "flood_mpps", "ping_avg_us", "ping_min_us"] {
             assert!(p[k].as_f64().unwrap() > 0.0, "{k}: {p}");
         }
     }
     let f = |v: &Value| v.as_f64().unwrap();
-    let (sw, copy) = (&paths[0], &paths[1]);
+    let (sw, copy) = (&paths[0], &paths[2]);
     assert!((f(&r["vs_copy_loop"][0]) - f(&sw["tcp_gbps"]) / f(&copy["tcp_gbps"])).abs() < 1e-9);
     let listed = String::from_utf8_lossy(
         &std::process::Command::new("ip")
@@ -260,7 +268,10 @@ fn bench_tap_measures_the_switch_next_to_a_copy_loop_and_a_bridge() {
     )
     .to_string();
     assert!(
-        !listed.contains("lbs") && !listed.contains("lbc") && !listed.contains("lbb"),
+        !listed.contains("lbs")
+            && !listed.contains("lbv")
+            && !listed.contains("lbc")
+            && !listed.contains("lbb"),
         "{listed}"
     );
 }

@@ -2,9 +2,11 @@
 //! run on one machine: iperf3 TCP, a 64-byte UDP flood (`lossless gen`, counted at the
 //! receiving interface) and ping RTT between two network namespaces joined by
 //!
-//! 1. `lossless tap` (2 ports, 100G, unshaped, no pipeline latency),
-//! 2. a plain copy loop: two threads, each reading one TAP and writing the other,
-//! 3. a Linux bridge in a third namespace with veth pairs (offloads off, like the TAPs).
+//! 1. `lossless tap` (2 ports, 100G, unshaped, no pipeline latency) on TAPs,
+//! 2. the same switch on veth ports (`iface:`) in a third namespace, as a container node,
+//! 3. a plain copy loop: two threads, each reading one TAP and writing the other,
+//! 4. a Linux bridge in a third namespace with veth pairs (offloads off, like the TAPs):
+//!    the kernel doing what path 2 does.
 //!
 //! Every namespace, process and thread it makes is removed when it ends, failed or not
 //! ([`NetLab`]'s `Drop`). Addresses are 198.18.0.1 and .2 only; traffic stays between the
@@ -25,7 +27,7 @@ const SINK_MAC: &str = "02:00:00:00:0f:01";
 /// One path's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct PathResult {
-    /// `lossless tap`, `copy loop` or `linux bridge`.
+    /// `lossless tap`, `lossless tap (veth)`, `copy loop` or `linux bridge`.
     pub path: &'static str,
     /// iperf3 TCP, Gbit/s received.
     pub tcp_gbps: f64,
@@ -50,6 +52,8 @@ pub struct Result {
     pub vs_copy_loop: (f64, f64),
     /// lossless tap over the Linux bridge: TCP, flood.
     pub vs_bridge: (f64, f64),
+    /// lossless tap on veth ports over the Linux bridge of veths: TCP, flood.
+    pub veth_vs_bridge: (f64, f64),
 }
 
 /// Why the benchmark cannot run here, if it cannot.
@@ -364,6 +368,77 @@ fn switch_path(
     r
 }
 
+/// The switch on veth ports: its own namespace with `eth1`, `eth2`, each the peer of a
+/// host's veth end, as containerlab wires a node.
+fn switch_veth_path(
+    exe: &Path,
+    seconds: u32,
+    scratch: &Path,
+) -> std::result::Result<PathResult, String> {
+    let mut lab = NetLab::new("v");
+    let nss = lab.add_ns(9)?;
+    let mut devs = Vec::new();
+    for i in 0..2 {
+        let ns = lab.add_ns(i)?;
+        let (eth, host) = (format!("eth{}", i + 1), format!("{}w{i}", lab.tag));
+        sh(&[
+            "ip", "netns", "exec", &nss, "ip", "link", "add", &eth, "type", "veth", "peer", "name",
+            &host, "netns", &ns,
+        ])?;
+        sh(&["ip", "netns", "exec", &nss, "ip", "link", "set", &eth, "up"])?;
+        lab.host(i, &host, false)?;
+        devs.push(host);
+    }
+    let dir: PathBuf = scratch.join(format!("{}-bench", lab.tag));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cfg = dir.join("switch.yaml");
+    let text = "# bench tap: two unshaped 100G veth ports, no pipeline latency
+switches:
+  - name: vsw
+    ports: [{iface: eth1, speed: 100G, mtu: 1518}, {iface: eth2, speed: 100G, mtu: 1518}]
+    pipeline_latency: 0ns
+";
+    std::fs::write(&cfg, text).map_err(|e| format!("{}: {e}", cfg.display()))?;
+    let exe_s = exe.display().to_string();
+    let child = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &nss,
+            &exe_s,
+            "tap",
+            &cfg.display().to_string(),
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("lossless tap: {e}"))?;
+    lab.children.push(child);
+    // Attached once the switch's namespace lists its two packet sockets.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let o = sh(&["ip", "netns", "exec", &nss, "cat", "/proc/net/packet"])?;
+        if String::from_utf8_lossy(&o.stdout).lines().count() > 2 {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err("lossless tap did not attach to its veths in 10 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = measure(
+        &mut lab,
+        "lossless tap (veth)",
+        exe,
+        (&devs[0], &devs[1]),
+        seconds,
+        5504,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
 fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, String> {
     use lossless_sys::tap::Tap;
     let mut lab = NetLab::new("c");
@@ -430,7 +505,7 @@ fn bridge_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, Stri
     )
 }
 
-/// Run the three measurements, one after the other, with `exe` as `lossless`.
+/// Run the four measurements, one after the other, with `exe` as `lossless`.
 pub fn run(exe: &Path, seconds: u32, scratch: &Path) -> std::result::Result<Result, String> {
     if let Some(why) = missing() {
         return Err(why);
@@ -439,6 +514,7 @@ pub fn run(exe: &Path, seconds: u32, scratch: &Path) -> std::result::Result<Resu
         return Err("--seconds 0: measurements need at least a second".into());
     }
     let sw = switch_path(exe, seconds, scratch)?;
+    let veth = switch_veth_path(exe, seconds, scratch)?;
     let copy = copy_loop_path(exe, seconds)?;
     let bridge = bridge_path(exe, seconds)?;
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -453,25 +529,33 @@ pub fn run(exe: &Path, seconds: u32, scratch: &Path) -> std::result::Result<Resu
             ratio(sw.tcp_gbps, bridge.tcp_gbps),
             ratio(sw.flood_mpps, bridge.flood_mpps),
         ),
-        paths: vec![sw, copy, bridge],
+        veth_vs_bridge: (
+            ratio(veth.tcp_gbps, bridge.tcp_gbps),
+            ratio(veth.flood_mpps, bridge.flood_mpps),
+        ),
+        paths: vec![sw, veth, copy, bridge],
     })
 }
 
 /// The text summary.
 pub fn render(r: &Result) -> String {
     let mut o = format!(
-        "bench tap: {} s per measurement, one run, {} ({} CPUs)\n  {:<14} {:>12} {:>14} {:>14} {:>14}\n",
+        "bench tap: {} s per measurement, one run, {} ({} CPUs)\n  {:<20} {:>12} {:>14} {:>14} {:>14}\n",
         r.seconds, r.machine.cpu_model, r.machine.cpus, "path", "TCP Gbit/s", "64 B Mpps", "ping avg µs", "ping min µs"
     );
     for p in &r.paths {
         o += &format!(
-            "  {:<14} {:>12.2} {:>14.3} {:>14.0} {:>14.0}\n",
+            "  {:<20} {:>12.2} {:>14.3} {:>14.0} {:>14.0}\n",
             p.path, p.tcp_gbps, p.flood_mpps, p.ping_avg_us, p.ping_min_us
         );
     }
     o += &format!(
         "  lossless tap / copy loop: TCP {:.2}×, flood {:.2}×; / Linux bridge: TCP {:.2}×, flood {:.2}×\n",
         r.vs_copy_loop.0, r.vs_copy_loop.1, r.vs_bridge.0, r.vs_bridge.1
+    );
+    o += &format!(
+        "  lossless tap on veths / Linux bridge of veths: TCP {:.2}×, flood {:.2}×\n",
+        r.veth_vs_bridge.0, r.veth_vs_bridge.1
     );
     o
 }

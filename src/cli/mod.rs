@@ -6,6 +6,7 @@ mod check;
 mod gen;
 mod run;
 mod send_pfc;
+mod show;
 mod sweep;
 mod tap;
 
@@ -50,17 +51,23 @@ enum Command {
     /// Latency percentiles are hdrhistogram values (3 significant digits) clamped to the
     /// exact min and max.
     Run(Box<run::RunArgs>),
-    /// Run the switch between real hosts: one Linux TAP device per port, wall clock.
+    /// Run the switch between real hosts: a TAP device or an existing interface per port,
+    /// wall clock.
     ///
     /// Reads the file's (single) switch; `ports: {count: 2, speed: 1G, tap_prefix: ll}` opens
-    /// ll0 and ll1. Move the TAPs into network namespaces and bring them up (README, "TAP
-    /// switch"). Each port is shaped to its speed, so queues, PFC and ECN happen with real
+    /// ll0 and ll1: move the TAPs into network namespaces and bring them up (README, "TAP
+    /// switch"). `ports: [{iface: eth1}, {iface: eth2}]` serves interfaces that exist, such
+    /// as a containerlab node's veths (README, "As a containerlab node"). `--metrics ADDR`
+    /// serves live counters for Prometheus and `lossless show`. Each port is shaped to its speed, so queues, PFC and ECN happen with real
     /// traffic. Each TAP's kernel ring is bounded (1024 frames) and so is each port's read
     /// queue: `lossless check` prints the headroom that covers them. SIGINT, SIGTERM or
     /// SIGHUP stop it cleanly: the read queues are drained, the writers finish, the report
     /// is printed and --json written; the report accounts for every frame read, written,
     /// dropped by reason or lost in a TAP's kernel ring.
     Tap(tap::TapArgs),
+    /// Print SONiC's tables (pfcstat, queuestat, watermarkstat) or the TAP ledger from a
+    /// running `lossless tap --metrics ADDR`.
+    Show(show::ShowArgs),
     /// Send 802.1Qbb PFC frames out of an interface (AF_PACKET; Linux itself cannot).
     SendPfc(send_pfc::SendPfcArgs),
     /// A PFC-honouring traffic generator on an interface (what an RDMA NIC does, and a
@@ -78,6 +85,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::exec(a),
         Command::Run(a) => run::exec(*a),
         Command::Tap(a) => tap::exec(a),
+        Command::Show(a) => show::exec(a),
         Command::SendPfc(a) => send_pfc::exec(a),
         Command::Gen(a) => gen::exec(a),
         Command::Bench(a) => bench::exec(a),

@@ -9,8 +9,11 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub struct TapArgs {
-    /// Switch YAML file (its one switch is served).
-    file: PathBuf,
+    /// Switch YAML file (its one switch is served). Without it, the YAML is read from the
+    /// environment variable LOSSLESS_CONFIG (a container started with no files bound in),
+    /// else from the file LOSSLESS_CONFIG_FILE names (the container image sets
+    /// /etc/lossless/switch.yaml).
+    file: Option<PathBuf>,
     /// Print a counters line this often (e.g. 1s; above 0). A closed stdout (`| head`) only
     /// ends the lines.
     #[arg(long, value_parser = period)]
@@ -29,10 +32,110 @@ pub struct TapArgs {
     /// longer between the TAPs and the switch.
     #[arg(long, default_value = "auto")]
     realtime: Realtime,
+    /// Serve live counters on this address (e.g. 127.0.0.1:9464): /metrics for
+    /// Prometheus, /json for the report so far, /show/pfc|queue|watermark|ledger for
+    /// `lossless show`.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
+    /// Append the report so far to this file as one JSON line per --stats interval
+    /// (every second without --stats).
+    #[arg(long, value_name = "PATH")]
+    stats_json: Option<PathBuf>,
+    /// Wait this long for the ports' interfaces to appear before serving (a container
+    /// whose links are plugged in after it starts, as containerlab does). Default: they
+    /// must exist at start.
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    wait_for_interfaces: Option<Duration>,
+}
+
+/// The configuration's YAML when no file is named.
+const CONFIG_ENV: &str = "LOSSLESS_CONFIG";
+/// The configuration's file when no file is named and [`CONFIG_ENV`] is not set.
+const CONFIG_FILE_ENV: &str = "LOSSLESS_CONFIG_FILE";
+
+/// The scenario from the file, or from [`CONFIG_ENV`], or from the file
+/// [`CONFIG_FILE_ENV`] names; with the name errors and warnings use.
+fn load_config(file: &Option<PathBuf>) -> Option<(crate::config::Loaded, String)> {
+    let from_env = std::env::var_os(CONFIG_FILE_ENV).map(PathBuf::from);
+    match file {
+        Some(f) => load(f).map(|l| (l, f.display().to_string())),
+        None if std::env::var_os(CONFIG_ENV).is_none() && from_env.is_some() => {
+            let f = from_env.expect("checked");
+            load(&f).map(|l| (l, f.display().to_string()))
+        }
+        None => {
+            let Ok(text) = std::env::var(CONFIG_ENV) else {
+                eprintln!("error: give a switch file, or its YAML in the environment variable {CONFIG_ENV} (or its path in {CONFIG_FILE_ENV})");
+                return None;
+            };
+            match crate::config::parse(CONFIG_ENV, "switch", &text) {
+                Ok(l) => {
+                    for w in &l.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    Some((l, CONFIG_ENV.to_string()))
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Wait (up to `limit`) until every interface port's interface exists; Err names those
+/// still missing.
+fn wait_for_interfaces(spec: &crate::config::SwitchSpec, limit: Duration) -> Result<(), String> {
+    let names: Vec<&str> = spec
+        .attach
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            crate::config::Attach::Iface(n) => Some(n.as_str()),
+            crate::config::Attach::Tap(_) => None,
+        })
+        .collect();
+    // containerlab tells a node how many data interfaces it will plug in.
+    if let Some(n) = std::env::var("CLAB_INTFS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        if n != names.len() {
+            eprintln!(
+                "warning: containerlab gives this node {n} interfaces (CLAB_INTFS); the switch serves {}: {}",
+                names.len(),
+                names.join(", ")
+            );
+        }
+    }
+    let deadline = std::time::Instant::now() + limit;
+    let mut told = false;
+    loop {
+        let missing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| lossless_sys::netdev::if_index(n).is_err())
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(format!(
+                "interfaces {} did not appear within {limit:?}",
+                missing.join(", ")
+            ));
+        }
+        if !told {
+            eprintln!("lossless tap: waiting for {}", missing.join(", "));
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 pub fn exec(a: TapArgs) -> ExitCode {
-    let Some(loaded) = load(&a.file) else {
+    let Some((loaded, source)) = load_config(&a.file) else {
         return ExitCode::FAILURE;
     };
     let sc = &loaded.scenario;
@@ -41,14 +144,14 @@ pub fn exec(a: TapArgs) -> ExitCode {
         eprintln!(
             "warning: {}: `lossless tap` serves the switch between real hosts; it ignores {} \
              (they are for `lossless run`)",
-            a.file.display(),
+            source,
             ignored.join(", ")
         );
     }
     if sc.switches.len() != 1 {
         eprintln!(
             "error: {}: `lossless tap` serves one switch; the file has {}",
-            a.file.display(),
+            source,
             sc.switches.len()
         );
         return ExitCode::FAILURE;
@@ -65,23 +168,67 @@ pub fn exec(a: TapArgs) -> ExitCode {
         }
     };
     let spec = &sc.switches[0];
-    let mut sw = match crate::tap::TapSwitch::open(spec, a.realtime) {
-        Ok(s) => s,
+    // The metrics address first: one in use fails before any device is touched.
+    let listener = match a.metrics.map(crate::tap::metrics::bind).transpose() {
+        Ok(l) => l,
         Err(e) => {
-            eprintln!("error: {}: {e}", a.file.display());
+            eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let taps: Vec<_> = spec.taps.iter().flatten().cloned().collect();
+    if let Some(limit) = a.wait_for_interfaces {
+        if let Err(e) = wait_for_interfaces(spec, limit) {
+            eprintln!("error: {source}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let mut sw = match crate::tap::TapSwitch::open(spec, a.realtime) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", source);
+            return ExitCode::FAILURE;
+        }
+    };
+    let taps: Vec<_> = spec
+        .attach
+        .iter()
+        .flatten()
+        .map(|a| format!("{} {}", a.kind(), a.name()))
+        .collect();
     print_out(&format!(
         "lossless tap: switch `{}` serving {} (stop with Ctrl-C)\n",
         spec.config.name,
         taps.join(", ")
     ));
+    let live = listener.map(|l| {
+        let live = std::sync::Arc::new(crate::tap::metrics::Live::default());
+        (l, live)
+    });
+    if let Some((l, live)) = &live {
+        let addr = l
+            .local_addr()
+            .map_or_else(|_| "?".into(), |a| a.to_string());
+        let l = match l.try_clone() {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: --metrics: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(e) = crate::tap::metrics::serve(l, std::sync::Arc::clone(live)) {
+            eprintln!("error: --metrics: {e}");
+            return ExitCode::FAILURE;
+        }
+        print_out(&format!(
+            "lossless tap: live counters on http://{addr}/metrics\n"
+        ));
+    }
     let opts = crate::tap::TapOptions {
         stats: a.stats,
         duration: a.duration,
         realtime: a.realtime,
+        live: live.as_ref().map(|(_, l)| std::sync::Arc::clone(l)),
+        stats_json: a.stats_json.clone(),
     };
     if let Err(e) = sw.serve(&stop, &opts) {
         sw.shutdown();
@@ -89,6 +236,9 @@ pub fn exec(a: TapArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let report = sw.report();
+    if let Some((_, live)) = &live {
+        live.finish(report.clone());
+    }
     if let Some(path) = &a.json {
         if let Err(e) = write_json(path, &report.to_value()) {
             eprintln!("error: {}: {e}", path.display());

@@ -19,8 +19,8 @@ pub mod words;
 
 pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
 pub use scenario::{
-    Action, ErrorRate, EventSpec, FlowDef, HopAt, HostSpec, LinkSpec, Measure, Outputs, PcapOut,
-    PendingMac, PortRef, RunSpec, Sampling, Scenario, SwitchSpec, Target, TimeseriesOut,
+    Action, Attach, ErrorRate, EventSpec, FlowDef, HopAt, HostSpec, LinkSpec, Measure, Outputs,
+    PcapOut, PendingMac, PortRef, RunSpec, Sampling, Scenario, SwitchSpec, Target, TimeseriesOut,
 };
 
 use std::path::Path;

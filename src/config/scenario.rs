@@ -26,13 +26,39 @@ pub struct Scenario {
     pub run: RunSpec,
 }
 
+/// The device behind a port in `lossless tap`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// A TAP device the switch creates (`tap:`), for a host to move into its namespace.
+    Tap(String),
+    /// An interface that already exists (`iface:`): a veth end, a NIC.
+    Iface(String),
+}
+
+impl Attach {
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Attach::Tap(n) | Attach::Iface(n) => n,
+        }
+    }
+
+    /// `tap` or `iface`, as the config key and the report say.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Attach::Tap(_) => "tap",
+            Attach::Iface(_) => "iface",
+        }
+    }
+}
+
 /// One switch, resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SwitchSpec {
     /// What the pipeline needs.
     pub config: SwitchConfig,
-    /// TAP device per port (`lossless tap`), when named.
-    pub taps: Vec<Option<String>>,
+    /// What `lossless tap` serves each port with, when named.
+    pub attach: Vec<Option<Attach>>,
     /// Profile name per (port, PG), for reports.
     pub pg_profile_names: Vec<String>,
     /// Profile name per (port, queue), for reports.

@@ -10,5 +10,6 @@ pub mod plan;
 pub mod plan_transports;
 pub mod plot;
 pub mod progress;
+pub mod prometheus;
 pub mod sweep_plot;
 pub mod text;

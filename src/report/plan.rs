@@ -1,7 +1,7 @@
 //! `lossless check`: the resolved buffer plan of each switch, per port group, with the
 //! points where PFC acts and the minimum headroom the physics asks for.
 
-use crate::config::SwitchSpec;
+use crate::config::{Attach, SwitchSpec};
 use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomNeed};
 use lossless_buffer_model::mmu::{PoolKind, ProfileSpec, Threshold};
 use lossless_buffer_model::scheduler::Discipline;
@@ -54,7 +54,7 @@ pub fn render(spec: &SwitchSpec) -> String {
         let first = members[0];
         let taps: Vec<_> = members
             .iter()
-            .filter_map(|i| spec.taps[*i].clone())
+            .filter_map(|i| spec.attach[*i].as_ref())
             .collect();
         port_line(&mut o, spec, &members, &taps);
         let need = headroom(&mut o, spec, first, !taps.is_empty());
@@ -154,8 +154,24 @@ fn port_groups(spec: &SwitchSpec) -> Vec<Vec<usize>> {
     groups.into_iter().map(|(m, _)| m).collect()
 }
 
+/// ", TAP ll0, ll1, interface eth1": the devices `lossless tap` serves the ports with.
+fn device_list(devices: &[&Attach]) -> String {
+    let mut o = String::new();
+    for (word, tap) in [("TAP", true), ("interface", false)] {
+        let names: Vec<&str> = devices
+            .iter()
+            .filter(|a| matches!(a, Attach::Tap(_)) == tap)
+            .map(|a| a.name())
+            .collect();
+        if !names.is_empty() {
+            let _ = write!(o, ", {word} {}", names.join(", "));
+        }
+    }
+    o
+}
+
 /// The group's ports and their physics.
-fn port_line(o: &mut String, spec: &SwitchSpec, members: &[usize], taps: &[String]) {
+fn port_line(o: &mut String, spec: &SwitchSpec, members: &[usize], devices: &[&Attach]) {
     let c = &spec.config;
     let port = &c.ports[members[0]];
     let names = if members.len() == 1 {
@@ -182,11 +198,7 @@ fn port_line(o: &mut String, spec: &SwitchSpec, members: &[usize], taps: &[Strin
             None => format!("cable {}", port.cable),
         },
         port.mtu,
-        if taps.is_empty() {
-            String::new()
-        } else {
-            format!(", TAP {}", taps.join(", "))
-        }
+        device_list(devices)
     );
 }
 
@@ -210,9 +222,13 @@ fn headroom(o: &mut String, spec: &SwitchSpec, first: usize, tap: bool) -> Need 
     let b = need.budget;
     if tap {
         let (cells, frame) = crate::cable::worst_cells(port.mtu, c.cell);
+        let ring = match spec.attach[first] {
+            Some(Attach::Iface(_)) => "socket receive ring",
+            _ => "kernel ring",
+        };
         let _ = writeln!(
             o,
-            "    TAP cable: kernel ring {} frames + read queue {} + {} frames in hand; minimum headroom {cells} cells = {} (as {frame}-byte frames)",
+            "    software cable: {ring} {} frames + read queue {} + {} frames in hand; minimum headroom {cells} cells = {} (as {frame}-byte frames)",
             crate::cable::RING_FRAMES,
             lossless_buffer_model::Bytes(crate::cable::READ_QUEUE_BYTES as u64),
             crate::cable::FRAMES_IN_HAND,
@@ -222,7 +238,7 @@ fn headroom(o: &mut String, spec: &SwitchSpec, first: usize, tap: bool) -> Need 
             budget: b.total(),
             tap,
             min_cells: cells,
-            why: "TAP cable's".to_string(),
+            why: "software cable's".to_string(),
         };
     }
     let quanta = ieee_response_quanta(port.speed);

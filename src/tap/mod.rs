@@ -1,5 +1,6 @@
-//! `lossless tap`: the wall-clock engine. One pipeline thread owns the `Switch`; per TAP,
-//! a reader thread queues the frames it reads in the port's bounded [`inbox`] queue, and a
+//! `lossless tap`: the wall-clock engine. One pipeline thread owns the `Switch`; per port's
+//! [`device`] (a TAP it created, or an existing interface such as a container's veth), a
+//! reader thread queues the frames it reads in the port's bounded [`inbox`] queue, and a
 //! writer thread writes what the switch transmits ([`threads`]). The pipeline thread waits
 //! for a frame or the switch's next deadline, takes frames from the ports in turn, and
 //! drives the switch with `receive` and `poll_due`; each port is shaped to its configured
@@ -8,25 +9,28 @@
 //!
 //! Nothing is lost without a count: the TAPs' kernel rings and the read queues are bounded
 //! ([`crate::cable`]), frames the kernel drops in a full ring are read from the kernel's own
-//! counters (in whatever namespace the TAP was moved to), a TAP whose link is down is
-//! probed without sending into it, and on exit the read queues are drained into the switch
+//! counters (in whatever namespace the TAP was moved to; for an interface, its socket's
+//! ring counters), a TAP whose link is down is probed without sending into it, an
+//! interface's link and carrier are watched, and on exit the read queues are drained into the switch
 //! and the writers finish and are joined before the report is made. With permission, the
 //! threads run with real-time priority so that a busy machine does not stretch the cable.
 
+pub mod device;
 pub mod inbox;
+pub mod metrics;
 mod report;
 pub mod threads;
 
 use crate::cable;
 use crate::config::SwitchSpec;
 use crossbeam_channel::{bounded, Sender, TrySendError};
+use device::Device;
 use inbox::Inbox;
 use lossless_buffer_model::Time;
 use lossless_pipeline::wire::pfc::is_pfc;
 use lossless_pipeline::{Packet, Switch};
-use lossless_sys::kernel::{tap_state, TapCounters};
+use lossless_sys::kernel::TapCounters;
 use lossless_sys::sched::Realtime;
-use lossless_sys::tap::Tap;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -57,6 +61,8 @@ const MIN_FRAME_NO_FCS: usize = 60;
 const LINK_PROBE: Duration = Duration::from_millis(100);
 /// Batches queued toward one TAP's writer thread (a full queue drops, counted as overrun).
 const WRITE_QUEUE: usize = 1024;
+/// How often `--stats-json` appends a line when `--stats` does not say.
+const STATS_JSON_EVERY: Duration = Duration::from_secs(1);
 /// Real-time priority of the pipeline thread (below the I/O threads').
 const PIPELINE_PRIORITY: i32 = 10;
 
@@ -69,16 +75,22 @@ pub struct TapOptions {
     pub duration: Option<Duration>,
     /// Real-time priority for the engine's threads.
     pub realtime: Realtime,
+    /// Requests for live reports (`--metrics`).
+    pub live: Option<Arc<metrics::Live>>,
+    /// Append one JSON report line per stats interval here (`--stats-json`).
+    pub stats_json: Option<std::path::PathBuf>,
 }
 
-/// What the engine knows of a port's TAP.
+/// What the engine knows of a port's device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PortState {
     /// Frames go both ways.
     Up,
-    /// The host has set the TAP down (a write failed); asked every 100 ms whether it is up.
+    /// The host has set the TAP down (a write failed), or the interface is down or has
+    /// no carrier; asked every 100 ms whether it is up.
     LinkDown,
-    /// The TAP is gone (deleted, or its namespace was); never used again.
+    /// The device is gone (deleted, or its namespace was; an interface moved away); never
+    /// used again.
     Gone,
 }
 
@@ -92,9 +104,9 @@ impl PortState {
     }
 }
 
-/// One port's TAP and its threads' handles.
+/// One port's device and its threads' handles.
 struct PortIo {
-    tap: Arc<Tap>,
+    tap: Arc<Device>,
     state: PortState,
     /// When the host side was last asked whether a downed link is up again.
     probed: Instant,
@@ -104,13 +116,15 @@ struct PortIo {
     writer: Option<Sender<Vec<Vec<u8>>>>,
     /// Frames of this loop iteration, handed to the writer in one batch.
     batch: Vec<Vec<u8>>,
+    /// The user was told that frames too long for the ring arrived.
+    oversize_told: bool,
 }
 
 /// Why `lossless tap` could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum TapError {
-    /// A port has no TAP name.
-    #[error("port {0} has no TAP device: give `ports: {{count, tap_prefix}}` or `ports: [{{tap: NAME}}]`")]
+    /// A port has no device.
+    #[error("port {0} has no device: give `ports: {{count, tap_prefix}}`, or `ports: [{{tap: NAME}}]` for a TAP the switch creates, or `ports: [{{iface: NAME}}]` for an interface that exists")]
     NoTapName(String),
     /// A TAP could not be opened.
     #[error("cannot open TAP `{name}`: {source} (needs root or CAP_NET_ADMIN and /dev/net/tun)")]
@@ -120,9 +134,36 @@ pub enum TapError {
         /// OS error.
         source: io::Error,
     },
+    /// An interface could not be attached.
+    #[error("cannot attach to interface `{name}`: {source}{hint}")]
+    Attach {
+        /// Interface name.
+        name: String,
+        /// OS error.
+        source: io::Error,
+        /// What may be wrong.
+        hint: &'static str,
+    },
     /// A thread could not be started, or real-time priority was required and refused.
     #[error("{0}")]
     System(io::Error),
+}
+
+/// Why a device would not open, with what may be wrong.
+fn open_error(a: &crate::config::Attach, source: io::Error) -> TapError {
+    let name = a.name().to_string();
+    match a {
+        crate::config::Attach::Tap(_) => TapError::Open { name, source },
+        crate::config::Attach::Iface(_) => {
+            let hint = match source.kind() {
+                io::ErrorKind::PermissionDenied => {
+                    " (needs root, or CAP_NET_RAW and CAP_NET_ADMIN)"
+                }
+                _ => "",
+            };
+            TapError::Attach { name, source, hint }
+        }
+    }
 }
 
 /// A running TAP switch.
@@ -142,6 +183,8 @@ pub struct TapSwitch {
     stats_out: bool,
     /// Wake-ups of the pipeline thread (the report's `events`).
     wakeups: u64,
+    /// `--stats-json` lines can still be written.
+    stats_json_ok: bool,
 }
 
 impl TapSwitch {
@@ -149,13 +192,13 @@ impl TapSwitch {
     /// writer threads.
     pub fn open(spec: &SwitchSpec, realtime: Realtime) -> Result<TapSwitch, TapError> {
         let mut taps = Vec::new();
-        for (i, t) in spec.taps.iter().enumerate() {
-            let name = t
-                .clone()
-                .ok_or_else(|| TapError::NoTapName(spec.config.ports[i].name.clone()))?;
-            let tap = Tap::open(&name, Some(cable::RING_FRAMES))
-                .map_err(|source| TapError::Open { name, source })?;
-            taps.push(Arc::new(tap));
+        for (i, a) in spec.attach.iter().enumerate() {
+            let port = &spec.config.ports[i];
+            let a = a
+                .as_ref()
+                .ok_or_else(|| TapError::NoTapName(port.name.clone()))?;
+            let dev = Device::open(a, port.mtu).map_err(|source| open_error(a, source))?;
+            taps.push(Arc::new(dev));
         }
         let inbox = Arc::new(Inbox::new(taps.len(), cable::READ_QUEUE_BYTES));
         let stop_io = Arc::new(AtomicBool::new(false));
@@ -187,6 +230,7 @@ impl TapSwitch {
                 stats,
                 writer: Some(tx),
                 batch: Vec::new(),
+                oversize_told: false,
             });
         }
         let mut sw = Switch::new(spec.config.clone());
@@ -203,6 +247,7 @@ impl TapSwitch {
             realtime: false,
             stats_out: true,
             wakeups: 0,
+            stats_json_ok: true,
         })
     }
 
@@ -231,7 +276,10 @@ impl TapSwitch {
         if !self.realtime && opts.realtime == Realtime::Auto {
             eprintln!("lossless tap: running without real-time priority (needs root or CAP_SYS_NICE): on a busy machine frames wait longer between the TAPs and the switch");
         }
-        let mut next_stats = opts.stats.map(|d| Instant::now() + d);
+        let every = opts
+            .stats
+            .or(opts.stats_json.as_ref().map(|_| STATS_JSON_EVERY));
+        let mut next_stats = every.map(|d| Instant::now() + d);
         let deadline = opts.duration.map(|d| self.start + d);
         let mut frames = Vec::with_capacity(TAKE_BATCH);
         let mut busy = false;
@@ -260,8 +308,17 @@ impl TapSwitch {
             self.check_links(now);
             busy |= self.transmit(now) > 0;
             if let Some(t) = next_stats.filter(|t| Instant::now() >= *t) {
-                self.print_stats();
-                next_stats = opts.stats.map(|d| t + d);
+                if opts.stats.is_some() {
+                    self.print_stats();
+                }
+                if let Some(path) = &opts.stats_json {
+                    self.append_stats_json(path);
+                }
+                next_stats = Some(t + opts.stats.unwrap_or(STATS_JSON_EVERY));
+            }
+            if let Some(live) = opts.live.as_ref().filter(|l| l.wanted()) {
+                self.read_kernel_counters();
+                live.publish(self.report());
             }
         }
         self.shutdown();
@@ -270,7 +327,9 @@ impl TapSwitch {
 
     /// A frame (no FCS) read from `port`.
     fn receive(&mut self, port: usize, mut data: Vec<u8>, now: Time) {
-        if self.ports[port].state == PortState::LinkDown {
+        if self.ports[port].state == PortState::LinkDown
+            && matches!(*self.ports[port].tap, Device::Tap(_))
+        {
             // Frames come from it again: the host brought the link back up.
             self.link_up(port, now);
         }
@@ -294,8 +353,9 @@ impl TapSwitch {
             return;
         }
         eprintln!(
-            "lossless tap: port {} (TAP {}) is gone: {e}; serving the other ports",
+            "lossless tap: port {} ({} {}) is gone: {e}; serving the other ports",
             self.sw.config().ports[port].name,
+            p.tap.kind(),
             p.tap.name()
         );
         p.state = PortState::Gone;
@@ -305,30 +365,35 @@ impl TapSwitch {
     }
 
     /// Writers that failed mark their port's link down; a downed link is probed on the
-    /// host's side (not by sending into it) every [`LINK_PROBE`].
+    /// host's side (not by sending into it) every [`LINK_PROBE`]. An interface is probed
+    /// that often whatever its state: its link and carrier are the kernel's to report.
     fn check_links(&mut self, now: Time) {
         for port in 0..self.ports.len() {
             let p = &mut self.ports[port];
             let failed = p.stats.link_down.swap(false, Ordering::Relaxed);
+            let watched = matches!(*p.tap, Device::Iface(..)) && p.state != PortState::Gone;
             match p.state {
-                PortState::Up if failed => {
-                    p.state = PortState::LinkDown;
+                PortState::Up if failed => self.link_down(port, now),
+                PortState::LinkDown | PortState::Up
+                    if (p.state == PortState::LinkDown || watched)
+                        && p.probed.elapsed() >= LINK_PROBE =>
+                {
                     p.probed = Instant::now();
-                    eprintln!(
-                        "lossless tap: port {} (TAP {}) link is down; its queued frames are dropped",
-                        self.sw.config().ports[port].name,
-                        p.tap.name()
-                    );
-                    self.sw.set_link(port, false, now);
-                    self.link_changes += 1;
-                }
-                PortState::LinkDown if p.probed.elapsed() >= LINK_PROBE => {
-                    p.probed = Instant::now();
-                    match tap_state(&p.tap) {
+                    if !p.oversize_told && p.tap.losses().1 > 0 {
+                        p.oversize_told = true;
+                        eprintln!(
+                            "lossless tap: port {} (iface {}) receives frames longer than its MTU: the host's segmentation offload is on; they are counted (oversize_frames) and dropped. Turn it off on the host's end: ethtool -K <iface> tso off gso off",
+                            self.sw.config().ports[port].name,
+                            p.tap.name()
+                        );
+                    }
+                    match p.tap.probe() {
                         Ok(s) => {
-                            p.kernel = Some(s.counters);
-                            if s.up {
-                                self.link_up(port, now);
+                            p.kernel = s.counters.or(p.kernel);
+                            match (p.state, s.up) {
+                                (PortState::LinkDown, true) => self.link_up(port, now),
+                                (PortState::Up, false) => self.link_down(port, now),
+                                _ => {}
                             }
                         }
                         Err(e) => self.port_gone(port, &e),
@@ -337,6 +402,20 @@ impl TapSwitch {
                 _ => {}
             }
         }
+    }
+
+    fn link_down(&mut self, port: usize, now: Time) {
+        let p = &mut self.ports[port];
+        p.state = PortState::LinkDown;
+        p.probed = Instant::now();
+        eprintln!(
+            "lossless tap: port {} ({} {}) link is down; its queued frames are dropped",
+            self.sw.config().ports[port].name,
+            p.tap.kind(),
+            p.tap.name()
+        );
+        self.sw.set_link(port, false, now);
+        self.link_changes += 1;
     }
 
     /// Start every frame the switch has due: PFC frames are written at once, data frames
@@ -404,14 +483,36 @@ impl TapSwitch {
         self.read_kernel_counters();
     }
 
-    /// Read each TAP's kernel counters (a port gone keeps its last reading).
+    /// Read each device's kernel counters (a port gone keeps its last reading).
     fn read_kernel_counters(&mut self) {
         for p in &mut self.ports {
             if p.state != PortState::Gone {
-                if let Ok(s) = tap_state(&p.tap) {
-                    p.kernel = Some(s.counters);
+                if let Ok(s) = p.tap.probe() {
+                    p.kernel = s.counters.or(p.kernel);
                 }
             }
+        }
+    }
+
+    /// One `--stats-json` line: the report so far, on one line. A file that cannot be
+    /// written is reported once and then left alone.
+    fn append_stats_json(&mut self, path: &std::path::Path) {
+        if !self.stats_json_ok {
+            return;
+        }
+        self.read_kernel_counters();
+        let line = serde_json::to_string(&self.report().to_value()).expect("a report serializes");
+        let r = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "{line}"));
+        if let Err(e) = r {
+            eprintln!(
+                "lossless tap: --stats-json {}: {e}; no more lines",
+                path.display()
+            );
+            self.stats_json_ok = false;
         }
     }
 

@@ -1,6 +1,8 @@
 //! The report of a TAP run: the switch section both engines share, and the `tap` section
-//! that accounts for every frame read and written, with the kernel's counters of the TAPs.
+//! that accounts for every frame read and written, with the kernel's counters of the ports'
+//! devices (TAPs and interfaces).
 
+use super::device::Device;
 use super::threads::PortIoStats;
 use super::{PortState, TapSwitch};
 use crate::measure::{Samples, Window};
@@ -38,14 +40,20 @@ impl TapSwitch {
             .enumerate()
             .map(|(i, p)| {
                 let s = &p.stats;
+                let name = Some(p.tap.name().to_string());
+                let iface = matches!(*p.tap, Device::Iface(..));
                 TapPortReport {
                     port: self.sw.config().ports[i].name.clone(),
-                    tap: p.tap.name().to_string(),
+                    device: p.tap.kind(),
+                    tap: name.clone().filter(|_| !iface),
+                    iface: name.filter(|_| iface),
                     state: p.state.name(),
                     read_frames: PortIoStats::get(&s.read_frames),
                     written_frames: PortIoStats::get(&s.written_frames),
                     write_errors: PortIoStats::get(&s.write_errors),
                     write_overruns: PortIoStats::get(&s.write_overruns),
+                    oversize_frames: p.tap.losses().1,
+                    checksums_completed: p.tap.checksums_completed(),
                     kernel: p.kernel.as_ref().map(KernelReport::from),
                 }
             })
@@ -64,6 +72,7 @@ impl TapSwitch {
             write_overruns: sum(|p| p.write_overruns),
             queued_at_exit: self.sw.queued_frames(),
             kernel_ring_drops: kernel(|k| k.host_tx_dropped),
+            oversize_frames: sum(|p| p.oversize_frames),
             host_rx_drops: kernel(|k| k.host_rx_dropped),
             ports_gone: self
                 .ports

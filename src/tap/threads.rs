@@ -1,23 +1,26 @@
-//! The I/O threads of `lossless tap`: one reader and one writer per TAP.
+//! The I/O threads of `lossless tap`: one reader and one writer per port's [`Device`].
 //!
-//! A reader waits for frames on its TAP (polling, so that it sees the stop flag) and queues
-//! them in the [`Inbox`]; a TAP that fails for good is reported there as gone. A writer
+//! A reader waits for frames on its device (polling, so that it sees the stop flag) and
+//! queues them in the [`Inbox`]; a TAP that fails for good is reported there as gone (an
+//! interface's read errors only say it went down: the pipeline thread's probe decides). A writer
 //! writes the batches the pipeline thread hands it — a TAP write runs the receiving
 //! namespace's network stack inside the syscall, so writes must not serialize in the
 //! pipeline thread — and counts every frame: written, or failed (the host set the link
 //! down), in which case it raises the port's link-down flag (a flag, never lost the way a
 //! message on a full channel would be).
 
+use super::device::Device;
 use super::inbox::Inbox;
 use crossbeam_channel::Receiver;
 use lossless_sys::sched::Realtime;
-use lossless_sys::tap::Tap;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// How long a reader rests after an interface reported an error (it went down).
+const ERROR_REST: Duration = Duration::from_millis(10);
 /// Largest frame a TAP read can return.
 const READ_BUF: usize = 65_536;
 /// Most frames a reader takes in one go before handing them over.
@@ -78,7 +81,7 @@ impl PortIoStats {
 /// Start port `port`'s reader.
 pub fn spawn_reader(
     port: usize,
-    tap: Arc<Tap>,
+    tap: Arc<Device>,
     inbox: Arc<Inbox>,
     stats: Arc<PortIoStats>,
     stop: Arc<AtomicBool>,
@@ -106,6 +109,10 @@ pub fn spawn_reader(
                             frames.push(buf[..n].to_vec());
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) if !tap.read_error_is_final() => {
+                            std::thread::sleep(ERROR_REST);
+                            break;
+                        }
                         Err(e) => {
                             inbox.push(port, &mut frames, &stop);
                             return inbox.gone(port, e);
@@ -126,7 +133,7 @@ pub fn spawn_reader(
 /// Start port `port`'s writer; it ends when the sending side of `batches` is dropped and
 /// every batch queued before has been written.
 pub fn spawn_writer(
-    tap: Arc<Tap>,
+    tap: Arc<Device>,
     batches: Receiver<Vec<Vec<u8>>>,
     stats: Arc<PortIoStats>,
     realtime: Realtime,

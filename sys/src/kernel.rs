@@ -63,6 +63,26 @@ pub fn tap_state(tap: &Tap) -> io::Result<TapState> {
         .map_err(|_| io::Error::other("namespace reader thread panicked"))?
 }
 
+/// The counters of interface `name` of this process's namespace (a port the switch attached
+/// to), seen from the host's side of the cable: what the interface received is what the
+/// host transmitted. `host_tx_dropped` is the interface's own receive drops (a socket's
+/// full ring is counted by the socket, not here).
+pub fn iface_counters(name: &str) -> io::Result<TapCounters> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/dev")?;
+    let c = parse_net_dev(&text, name).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("`{name}` is not in /proc/net/dev"),
+        )
+    })?;
+    Ok(TapCounters {
+        host_tx_packets: c.host_rx_packets,
+        host_tx_dropped: c.host_rx_dropped,
+        host_rx_packets: c.host_tx_packets,
+        host_rx_dropped: c.host_tx_dropped,
+    })
+}
+
 /// The counters of interface `name` in the text of `/proc/net/dev` (receive: bytes,
 /// packets, errs, drop, …; transmit: bytes, packets, errs, drop, …).
 pub fn parse_net_dev(text: &str, name: &str) -> Option<TapCounters> {

@@ -8,6 +8,8 @@
 //! * [`tap`]: a Linux TAP device (`TUNSETIFF` with `IFF_TAP | IFF_NO_PI`), its ring size,
 //!   and where it lives now.
 //! * [`packet`]: an `AF_PACKET` socket bound to one interface.
+//! * [`iface`]: an existing interface (a veth, a NIC) served as a switch port, through an
+//!   `AF_PACKET` socket with a memory-mapped receive ring; [`claim`] keeps it to one switch.
 //! * [`netdev`]: interface lookups by name in the calling thread's namespace (index, MAC,
 //!   MTU), with ioctls rather than `/sys` (which shows the namespace `/sys` was mounted in).
 //! * [`kernel`]: the kernel's own counters of a TAP, in whatever namespace it was moved to.
@@ -15,6 +17,8 @@
 //! * [`capture`]: pcap files of a port's traffic.
 
 pub mod capture;
+pub mod claim;
+pub mod iface;
 pub mod kernel;
 pub mod netdev;
 pub mod packet;

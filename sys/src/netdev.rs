@@ -93,10 +93,31 @@ pub fn if_mtu(name: &str) -> io::Result<u32> {
 
 /// Is `name` administratively up (`IFF_UP`)?
 pub fn if_up(name: &str) -> io::Result<bool> {
+    Ok(if_flags(name)? & libc::IFF_UP != 0)
+}
+
+/// The interface flags of `name` (`IFF_UP`, `IFF_RUNNING` for carrier, ...).
+pub fn if_flags(name: &str) -> io::Result<libc::c_int> {
     let req = ifreq_ioctl(name, libc::SIOCGIFFLAGS, |_| {})?;
     // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
     let flags = unsafe { req.ifr_ifru.ifru_flags };
-    Ok(flags as libc::c_int & libc::IFF_UP != 0)
+    Ok(flags as u16 as libc::c_int)
+}
+
+/// The name of the interface of index `index` in this namespace (fails once it is gone).
+pub fn if_name(index: i32) -> io::Result<String> {
+    let mut buf = [0 as libc::c_char; libc::IFNAMSIZ];
+    // SAFETY: `buf` has the IFNAMSIZ bytes if_indextoname may write.
+    let p = unsafe { libc::if_indextoname(index as libc::c_uint, buf.as_mut_ptr()) };
+    if p.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Set the transmit queue length of `name` (for a TAP: the size of the ring between the
@@ -134,6 +155,7 @@ mod tests {
         assert!(if_index("lo").unwrap() > 0);
         assert_eq!(if_mac("lo").unwrap(), [0; 6]);
         assert!(if_mtu("lo").unwrap() >= 1500);
+        assert_eq!(if_name(if_index("lo").unwrap()).unwrap(), "lo");
         let e = if_index("no-such-if0").unwrap_err().to_string();
         assert!(
             e.contains("no interface `no-such-if0` in this network namespace"),

@@ -1,4 +1,7 @@
-//! A lab of network namespaces around one `lossless tap` process, for the TAP tests.
+//! A lab of network namespaces around one `lossless tap` process, for the TAP tests: the
+//! switch's ports are TAPs it creates (moved into the hosts' namespaces), or — as
+//! containerlab wires a node — veth pairs with one end `eth1…ethN` in the switch's own
+//! namespace and the other in each host's.
 //!
 //! Every lab makes its own uniquely named namespaces (pid in the name), uses addresses in
 //! 198.18.0.0/15 only, sends traffic only between those namespaces, bounds every wait in
@@ -35,7 +38,7 @@ fn missing() -> Option<String> {
     if !Path::new("/dev/net/tun").exists() {
         return Some("/dev/net/tun is missing".into());
     }
-    for tool in ["ip", "ping", "iperf3", "nsenter"] {
+    for tool in ["ip", "ping", "iperf3", "nsenter", "ethtool"] {
         if Command::new("sh")
             .arg("-c")
             .arg(format!("command -v {tool}"))
@@ -124,6 +127,11 @@ pub struct SwitchSpec<'a> {
     pub pipeline_latency: &'a str,
     /// Extra keys of `forwarding:` (", key: value" form), or "".
     pub forwarding: &'a str,
+    /// Extra keys of `qos:` (", key: value" form), or "".
+    pub qos: &'a str,
+    /// Ports are existing veth ends (`iface: ethN`) in the switch's own namespace, not
+    /// TAPs.
+    pub veth: bool,
 }
 
 impl SwitchSpec<'static> {
@@ -134,6 +142,16 @@ impl SwitchSpec<'static> {
             speed,
             pipeline_latency: "2us",
             forwarding: "",
+            qos: "",
+            veth: false,
+        }
+    }
+
+    /// `ports` veth ports at `speed`, a 2 µs pipeline.
+    pub fn veth(ports: usize, speed: &'static str) -> SwitchSpec<'static> {
+        SwitchSpec {
+            veth: true,
+            ..SwitchSpec::new(ports, speed)
         }
     }
 }
@@ -150,6 +168,8 @@ pub struct Lab {
     pub switch: Option<Child>,
     /// Its temp directory.
     pub dir: PathBuf,
+    /// Ports are veth pairs, the switch in its own namespace.
+    pub veth: bool,
     _hog: Option<Hog>,
 }
 
@@ -165,6 +185,7 @@ impl Lab {
             procs: Vec::new(),
             switch: None,
             dir,
+            veth: false,
             _hog: hog.then(Hog::start),
         }
     }
@@ -176,19 +197,58 @@ impl Lab {
             speed,
             pipeline_latency,
             forwarding: "",
+            qos: "",
+            veth: false,
         };
         Lab::with(tag, true, &spec, &[])
     }
 
     /// A lab of switch `spec` (run with `args` besides the defaults), a host on every
-    /// port, with or without a hog.
+    /// port, with or without a hog. Veth ports exist before the switch starts (as
+    /// containerlab makes them); TAPs are made by the switch and then moved to the hosts.
     pub fn with(tag: &str, hog: bool, spec: &SwitchSpec, args: &[&str]) -> Lab {
         let mut lab = Lab::new(tag, hog);
-        lab.start_switch(spec, args);
-        for i in 0..spec.ports {
-            lab.add_host(i);
+        lab.veth = spec.veth;
+        if spec.veth {
+            lab.add_switch_namespace();
+            for i in 0..spec.ports {
+                lab.add_host(i);
+            }
+            lab.start_switch(spec, args);
+        } else {
+            lab.start_switch(spec, args);
+            for i in 0..spec.ports {
+                lab.add_host(i);
+            }
         }
         lab
+    }
+
+    /// The switch's namespace (veth labs): IPv6 off, so that its kernel sends nothing of
+    /// its own out of the ports.
+    fn add_switch_namespace(&mut self) {
+        let ns = self.switch_ns();
+        must(&["ip", "netns", "add", &ns]);
+        self.namespaces.push(ns.clone());
+        for cmd in [
+            vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
+            vec!["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
+            vec!["ip", "link", "set", "lo", "up"],
+        ] {
+            let mut full = vec!["ip", "netns", "exec", &ns];
+            full.extend(cmd);
+            must(&full);
+        }
+    }
+
+    /// Namespace of the switch (veth labs).
+    pub fn switch_ns(&self) -> String {
+        format!("lossless-{}-sw", self.tag)
+    }
+
+    /// The switch's interface of port `i` (veth labs), as containerlab names it.
+    pub fn switch_iface(i: usize) -> String {
+        format!("eth{}", i + 1)
     }
 
     /// Namespace of host `i`.
@@ -211,22 +271,53 @@ impl Lab {
         self.dir.join("report.json")
     }
 
-    /// Start `lossless tap` on switch `spec` with `args`; wait for its TAPs.
+    /// Start `lossless tap` on switch `spec` with `args`; wait for its TAPs, or for its
+    /// sockets on the veth ports.
     pub fn start_switch(&mut self, spec: &SwitchSpec, args: &[&str]) {
+        let ports = if spec.veth {
+            let list: Vec<String> = (0..spec.ports)
+                .map(|i| {
+                    format!(
+                        "{{iface: {}, speed: {}, mtu: 1518}}",
+                        Lab::switch_iface(i),
+                        spec.speed
+                    )
+                })
+                .collect();
+            format!("[{}]", list.join(", "))
+        } else {
+            format!(
+                "{{count: {}, speed: {}, mtu: 1518, tap_prefix: {}t}}",
+                spec.ports, spec.speed, self.tag
+            )
+        };
         let cfg = format!(
-            "# test switch\nswitches:\n  - name: vsw\n    ports: {{count: {}, speed: {}, mtu: 1518, tap_prefix: {}t}}\n    pipeline_latency: {}\n\
+            "# test switch\nswitches:\n  - name: vsw\n    ports: {ports}\n    pipeline_latency: {}\n\
              \x20   buffer:\n      pools:\n        ingress_lossless_pool: {{type: ingress, size: 8MB}}\n        ingress_lossy_pool: {{type: ingress, size: 1MB}}\n\
              \x20       egress_lossless_pool: {{type: egress, size: 8MB, mode: static}}\n        egress_lossy_pool: {{type: egress, size: 1MB}}\n\
              \x20     profiles:\n        pg_lossless: {{pool: ingress_lossless_pool, dynamic_th: -2, xoff: 1.7MB, xon_offset: 64KB}}\n\
              \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 8MB}}\n      pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
-             \x20   qos:\n      pfc_enable: [3]\n\
+             \x20   qos: {{pfc_enable: [3]{}}}\n\
              \x20   forwarding: {{mode: l2, fdb: [{{mac: \"{SINK_MAC}\", port: Ethernet0}}]{}}}\n",
-            spec.ports, spec.speed, self.tag, spec.pipeline_latency, spec.forwarding
+            spec.pipeline_latency, spec.qos, spec.forwarding
         );
         let path = self.dir.join("switch.yaml");
         std::fs::write(&path, cfg).unwrap();
         let report = self.report_path();
-        let child = Command::new(env!("CARGO_BIN_EXE_lossless"))
+        let mut cmd = if spec.veth {
+            // `ip netns exec` execs the switch itself: the child's pid is the switch's.
+            let mut c = Command::new("ip");
+            c.args([
+                "netns",
+                "exec",
+                &self.switch_ns(),
+                env!("CARGO_BIN_EXE_lossless"),
+            ]);
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_lossless"))
+        };
+        let child = cmd
             .args(["tap", path.to_str().unwrap(), "--quiet", "--json"])
             .arg(report)
             .args(args)
@@ -236,6 +327,17 @@ impl Lab {
             .unwrap();
         self.switch = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
+        if spec.veth {
+            // One packet socket per port, listed by the switch's namespace.
+            while self.packet_sockets() < spec.ports {
+                assert!(
+                    Instant::now() < deadline,
+                    "the switch did not attach to its interfaces"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            return;
+        }
         while (0..spec.ports)
             .any(|i| !Path::new(&format!("/sys/class/net/{}", self.tap(i))).exists())
         {
@@ -244,12 +346,43 @@ impl Lab {
         }
     }
 
-    /// Namespace i with TAP i moved in, addressed 198.18.0.(i+1)/24, IPv6 off.
+    /// Packet sockets open in the switch's namespace (veth labs).
+    fn packet_sockets(&self) -> usize {
+        let o = sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &self.switch_ns(),
+            "cat",
+            "/proc/net/packet",
+        ]);
+        String::from_utf8_lossy(&o.stdout).lines().skip(1).count()
+    }
+
+    /// Namespace i with TAP i moved in (or the host end of veth pair i, whose other end is
+    /// the switch's `eth(i+1)`), addressed 198.18.0.(i+1)/24, IPv6 off. A veth host's
+    /// segmentation offload is off (the switch forwards frames, not 64 KB segments); its
+    /// checksum offload stays on, as a container's is.
     pub fn add_host(&mut self, i: usize) {
         let (ns, tap) = (self.ns(i), self.tap(i));
         must(&["ip", "netns", "add", &ns]);
         self.namespaces.push(ns.clone());
-        must(&["ip", "link", "set", &tap, "netns", &ns]);
+        if self.veth {
+            let (sw_ns, sw_if) = (self.switch_ns(), Lab::switch_iface(i));
+            must(&[
+                "ip", "link", "add", &tap, "netns", &ns, "type", "veth", "peer", "name", &sw_if,
+                "netns", &sw_ns,
+            ]);
+            must(&[
+                "ip", "netns", "exec", &sw_ns, "ip", "link", "set", &sw_if, "up",
+            ]);
+            must(&[
+                "ip", "netns", "exec", &ns, "ethtool", "-K", &tap, "tso", "off", "gso", "off",
+                "gro", "off",
+            ]);
+        } else {
+            must(&["ip", "link", "set", &tap, "netns", &ns]);
+        }
         for cmd in [
             vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
             vec!["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
@@ -511,8 +644,42 @@ pub fn assert_accounted(r: &Value) {
         );
         assert_eq!(u(&t["read_frames"]), u(&p["rx_packets"]), "{t}");
         if let Some(k) = t["kernel"].as_object() {
-            assert_eq!(u(&k["host_tx_packets"]), u(&t["read_frames"]), "{t}");
+            if t["device"] == "iface" {
+                // An interface counts every frame it received; the socket's full ring
+                // and oversize frames account for those the switch did not read.
+                assert_eq!(
+                    u(&k["host_tx_packets"]),
+                    u(&t["read_frames"]) + u(&k["host_tx_dropped"]) + u(&t["oversize_frames"]),
+                    "{t}"
+                );
+            } else {
+                assert_eq!(u(&k["host_tx_packets"]), u(&t["read_frames"]), "{t}");
+            }
             assert!(u(&k["host_rx_packets"]) <= u(&t["written_frames"]), "{t}");
+        }
+    }
+}
+
+/// A process this test started, killed (by pid) on drop if it has not finished.
+pub struct Reaper(pub Option<Child>);
+
+impl Reaper {
+    /// Wait at most `limit` for it to finish.
+    pub fn wait(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        if let Some(c) = self.0.as_mut() {
+            while c.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
         }
     }
 }

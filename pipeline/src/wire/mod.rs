@@ -5,6 +5,7 @@
 
 pub mod addr;
 pub mod build;
+pub mod checksum;
 pub mod edit;
 pub mod pfc;
 pub mod rocev2;

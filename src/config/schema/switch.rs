@@ -55,8 +55,10 @@ pub struct PortsUniform {
 pub struct PortEntry {
     /// Port name (default `Ethernet<i>`).
     pub name: Option<Val<String>>,
-    /// TAP device (`lossless tap`).
+    /// TAP device `lossless tap` creates for this port.
     pub tap: Option<Val<String>>,
+    /// Existing interface (a veth end, a NIC) `lossless tap` attaches to instead.
+    pub iface: Option<Val<String>>,
     /// Speed.
     pub speed: Option<Val<Scalar>>,
     /// Cable length.
@@ -73,7 +75,7 @@ impl<'de> Deserialize<'de> for PortsRaw {
         impl<'de> Visitor<'de> for V {
             type Value = PortsRaw;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a map {count, speed, cable, mtu} or a list of ports")
+                f.write_str("a map {count, speed, cable, mtu, tap_prefix} or a list of ports")
             }
             fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<PortsRaw, A::Error> {
                 PortsUniform::deserialize(de::value::MapAccessDeserializer::new(m))

@@ -5,27 +5,28 @@
 
 use super::buffer::Plan;
 use crate::config::diag::{Diags, Key};
+use crate::config::scenario::Attach;
 use lossless_buffer_model::headroom::HeadroomNeed;
 use lossless_buffer_model::{Bytes, PRIORITIES};
 use lossless_pipeline::config::PortConfig;
 use std::collections::BTreeSet;
 
 /// Warn (once per profile and minimum) where a lossless PG's headroom is too small.
-pub fn check(d: &Diags, sw: &Key, ports: &[PortConfig], taps: &[Option<String>], plan: &Plan) {
+pub fn check(d: &Diags, sw: &Key, ports: &[PortConfig], attach: &[Option<Attach>], plan: &Plan) {
     let mut warned = BTreeSet::new();
     for (i, p) in plan.pg_profiles.iter().enumerate() {
         let Some(h) = p.headroom else { continue };
-        let (port, tap) = (&ports[i / PRIORITIES], &taps[i / PRIORITIES]);
+        let (port, dev) = (&ports[i / PRIORITIES], &attach[i / PRIORITIES]);
         let name = &plan.pg_names[i];
         let at = plan.profile_lines.get(name).copied().flatten();
         let key = sw.at("buffer").at("profiles").at(name).at("xoff");
         let have = h.xoff.cells(plan.cell);
-        if let Some(tap) = tap {
+        if let Some(dev) = dev {
             let (cells, frame) = crate::cable::worst_cells(port.mtu, plan.cell);
             if have < cells && warned.insert((name.clone(), cells)) {
                 d.warn(at, &key, format!(
-                    "headroom {} is {have} cells of {}; a TAP port ({tap}) can hold {cells} cells of frames after XOFF (its kernel ring, read queue and frames in hand, as {frame}-byte frames): {} are needed, or lossless drops are possible",
-                    h.xoff, plan.cell, Bytes(cells * plan.cell.get())
+                    "headroom {} is {have} cells of {}; a port served by {} `{}` can hold {cells} cells of frames after XOFF (its kernel ring, read queue and frames in hand, as {frame}-byte frames): {} are needed, or lossless drops are possible",
+                    h.xoff, plan.cell, dev.kind(), dev.name(), Bytes(cells * plan.cell.get())
                 ));
             }
             continue;

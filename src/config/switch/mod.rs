@@ -46,7 +46,7 @@ pub fn resolve(
             mac
         }
     };
-    let (mut ports, taps) = ports::resolve(d, &key, &sw.ports, base_mac)?;
+    let (mut ports, attach) = ports::resolve(d, &key, &sw.ports, base_mac)?;
     for &(i, cable, delay) in wires {
         if let Some(c) = cable {
             ports[i].cable = c;
@@ -68,7 +68,7 @@ pub fn resolve(
         Some(b) => buffer::resolve(d, &key, b, &ports, &qos)?,
         None => default_plan::plan(&ports, &qos),
     };
-    headroom::check(d, &key, &ports, &taps, &plan);
+    headroom::check(d, &key, &ports, &attach, &plan);
     let (forwarding, pending_macs) = match &sw.forwarding {
         Some(f) => forwarding::resolve(d, &key, f, &ports)?,
         None => (Forwarding::default(), Vec::new()),
@@ -86,7 +86,7 @@ pub fn resolve(
             forwarding,
             seed,
         },
-        taps,
+        attach,
         pg_profile_names: plan.pg_names,
         queue_profile_names: plan.queue_names,
         default_buffer: sw.buffer.is_none(),

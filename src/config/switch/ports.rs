@@ -1,8 +1,9 @@
 //! `ports:` of a switch, in either form — `{count, speed, cable, mtu, tap_prefix}` for
-//! uniform ports or a list of `{name, tap, speed, cable, delay, mtu}` — resolved by one
-//! loop: the uniform form is first spelled out as a list.
+//! uniform ports or a list of `{name, tap | iface, speed, cable, delay, mtu}` — resolved
+//! by one loop: the uniform form is first spelled out as a list.
 
 use crate::config::diag::{Diag, Diags, Key};
+use crate::config::scenario::Attach;
 use crate::config::schema::{PortsRaw, Scalar, Val};
 use crate::config::values::line;
 use lossless_buffer_model::{Bytes, Length, Rate, Time};
@@ -20,6 +21,7 @@ struct Draft<'a> {
     line: Option<u64>,
     name: Option<&'a Val<String>>,
     tap: Option<String>,
+    iface: Option<&'a Val<String>>,
     speed: &'a Option<Val<Scalar>>,
     cable: &'a Option<Val<Scalar>>,
     delay: &'a Option<Val<Scalar>>,
@@ -46,6 +48,7 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
                 line: line(&u.count),
                 name: None,
                 tap: u.tap_prefix.as_ref().map(|t| format!("{}{i}", t.value)),
+                iface: None,
                 speed: &u.speed,
                 cable: &u.cable,
                 delay: &u.delay,
@@ -60,6 +63,7 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
                 line: line(e),
                 name: e.value.name.as_ref(),
                 tap: e.value.tap.as_ref().map(|t| t.value.clone()),
+                iface: e.value.iface.as_ref(),
                 speed: &e.value.speed,
                 cable: &e.value.cable,
                 delay: &e.value.delay,
@@ -69,16 +73,17 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
     })
 }
 
-/// The ports of switch `sw` (MACs from `base_mac` + index) and their TAP names.
+/// The ports of switch `sw` (MACs from `base_mac` + index) and the devices `lossless tap`
+/// serves them with.
 pub fn resolve(
     d: &Diags,
     sw: &Key,
     p: &Val<PortsRaw>,
     base_mac: MacAddr,
-) -> Result<(Vec<PortConfig>, Vec<Option<String>>)> {
+) -> Result<(Vec<PortConfig>, Vec<Option<Attach>>)> {
     let key = sw.at("ports");
     let mut ports: Vec<PortConfig> = Vec::new();
-    let mut taps = Vec::new();
+    let mut attach: Vec<Option<Attach>> = Vec::new();
     for (i, dr) in drafts(d, &key, p)?.into_iter().enumerate() {
         let name = dr
             .name
@@ -116,9 +121,48 @@ pub fn resolve(
             mtu,
             mac: mac.0,
         });
-        taps.push(dr.tap);
+        let dev = device(d, &dr)?;
+        if let Some(a) = dev
+            .as_ref()
+            .filter(|a| attach.iter().flatten().any(|b| b.name() == a.name()))
+        {
+            return d.error(
+                dr.line,
+                &dr.key.at(a.kind()),
+                format!("device `{}` serves two ports", a.name()),
+            );
+        }
+        attach.push(dev);
     }
-    Ok((ports, taps))
+    Ok((ports, attach))
+}
+
+/// The port's device: a TAP to create or an interface to attach to, named as Linux
+/// allows (1–15 bytes, no '/', no spaces).
+fn device(d: &Diags, dr: &Draft) -> Result<Option<Attach>> {
+    let dev = match (&dr.tap, dr.iface) {
+        (Some(_), Some(_)) => {
+            return d.error(
+                dr.line,
+                &dr.key,
+                "give `tap` (a TAP to create) or `iface` (an interface that exists), not both",
+            );
+        }
+        (Some(t), None) => Attach::Tap(t.clone()),
+        (None, Some(i)) => Attach::Iface(i.value.clone()),
+        (None, None) => return Ok(None),
+    };
+    let n = dev.name();
+    if n.is_empty() || n.len() > 15 || n.contains(['/', '\0']) || n.chars().any(char::is_whitespace)
+    {
+        let at = dr.iface.map_or(dr.line, line);
+        return d.error(
+            at,
+            &dr.key.at(dev.kind()),
+            format!("`{n}` is not an interface name: Linux allows 1–15 bytes, no '/', no spaces"),
+        );
+    }
+    Ok(Some(dev))
 }
 
 /// The largest frame, FCS included: 64–16383 bytes.
@@ -142,7 +186,7 @@ fn mtu(d: &Diags, v: &Option<Val<Scalar>>, key: &Key) -> Result<u32> {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::parse;
+    use crate::config::{parse, Attach};
 
     fn switch(ports: &str) -> String {
         format!("switches:\n  - name: s\n    ports: {ports}\n")
@@ -164,7 +208,16 @@ mod tests {
         .unwrap();
         let (a, b) = (&u.scenario.switches[0], &l.scenario.switches[0]);
         assert_eq!(a.config.ports, b.config.ports);
-        assert_eq!(a.taps, b.taps);
+        assert_eq!(a.attach, b.attach);
+        let m = parse("f.yaml", "f", &switch("[{iface: eth1}, {tap: ll1}, {}]")).unwrap();
+        assert_eq!(
+            m.scenario.switches[0].attach,
+            [
+                Some(Attach::Iface("eth1".into())),
+                Some(Attach::Tap("ll1".into())),
+                None
+            ]
+        );
         assert_eq!(a.config.ports[1].mac, [0x02, 0x4C, 0x4C, 0, 0, 1]);
     }
 
@@ -186,6 +239,26 @@ mod tests {
             (
                 "[{cable: 2m, delay: 1us}]",
                 "f.yaml:3: s.ports[0]: give `cable` or `delay`, not both",
+            ),
+            (
+                "[{tap: ll0, iface: eth1}]",
+                "f.yaml:3: s.ports[0]: give `tap` (a TAP to create) or `iface` (an interface that exists), not both",
+            ),
+            (
+                "[{iface: eth1}, {iface: eth1}]",
+                "f.yaml:3: s.ports[1].iface: device `eth1` serves two ports",
+            ),
+            (
+                "[{iface: eth1}, {tap: eth1}]",
+                "f.yaml:3: s.ports[1].tap: device `eth1` serves two ports",
+            ),
+            (
+                "[{iface: a-name-too-long-x}]",
+                "f.yaml:3: s.ports[0].iface: `a-name-too-long-x` is not an interface name",
+            ),
+            (
+                "[{tap: \"a/b\"}]",
+                "f.yaml:3: s.ports[0].tap: `a/b` is not an interface name",
             ),
         ] {
             let e = parse("f.yaml", "f", &switch(ports))

@@ -404,9 +404,9 @@ pub struct OutputsReport {
 /// What `lossless tap` did with every frame it read and wrote.
 #[derive(Clone, Debug, Serialize)]
 pub struct TapReport {
-    /// Frames read from the TAPs.
+    /// Frames read from the ports' devices (TAPs and interfaces).
     pub read_frames: u64,
-    /// Frames written to the TAPs.
+    /// Frames written to them.
     pub written_frames: u64,
     /// Frames that could not be written (link down, TAP gone).
     pub write_errors: u64,
@@ -414,13 +414,17 @@ pub struct TapReport {
     pub write_overruns: u64,
     /// Frames still in the switch's queues when it stopped.
     pub queued_at_exit: u64,
-    /// Frames hosts sent into full TAP rings (the kernel's `tx_dropped`).
+    /// Frames hosts sent into full rings: a TAP's (the kernel's `tx_dropped` on the
+    /// host's side) or an interface socket's receive ring.
     pub kernel_ring_drops: u64,
+    /// Frames read from interfaces that were longer than a ring slot (segmentation
+    /// offload on at the sender), dropped.
+    pub oversize_frames: u64,
     /// Frames the switch wrote that the hosts' kernels dropped.
     pub host_rx_drops: u64,
     /// Per port.
     pub ports: Vec<TapPortReport>,
-    /// TAPs that went away.
+    /// Devices that went away.
     pub ports_gone: Vec<String>,
     /// Deepest a read queue has been, bytes.
     pub max_read_queue_bytes: usize,
@@ -430,13 +434,19 @@ pub struct TapReport {
     pub realtime: bool,
 }
 
-/// One port's TAP.
+/// One port's device.
 #[derive(Clone, Debug, Serialize)]
 pub struct TapPortReport {
     /// Switch port name.
     pub port: String,
-    /// TAP device.
-    pub tap: String,
+    /// `tap` (a TAP the switch created) or `iface` (an interface that existed).
+    pub device: &'static str,
+    /// The TAP's name, for a TAP port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tap: Option<String>,
+    /// The interface's name, for an interface port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iface: Option<String>,
     /// `up`, `link_down` or `gone`.
     pub state: &'static str,
     /// Frames read.
@@ -447,7 +457,14 @@ pub struct TapPortReport {
     pub write_errors: u64,
     /// Frames dropped on a full writer queue.
     pub write_overruns: u64,
-    /// The kernel's counters of the TAP, as last read (null: never read).
+    /// Frames longer than the receive ring's slots (interfaces only), dropped.
+    pub oversize_frames: u64,
+    /// Frames whose TCP or UDP checksum the sender left to offload, completed on the way
+    /// in (interfaces only).
+    pub checksums_completed: u64,
+    /// The kernel's counters of the device as the host sees it, as last read (null:
+    /// never read). For an interface: counted from when the switch attached, and
+    /// `host_tx_dropped` is its socket's full-ring drops.
     pub kernel: Option<KernelReport>,
 }
 

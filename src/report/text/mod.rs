@@ -10,6 +10,7 @@
 //!   [`collective`]: collectives in nccl-tests' columns.
 
 mod collective;
+mod ledger;
 mod network;
 mod switch;
 mod transport;
@@ -28,6 +29,33 @@ fn gbps(bps: f64) -> String {
 
 fn pct(x: f64) -> String {
     format!("{:.2}%", x * 100.0)
+}
+
+/// A table `lossless show` prints from a running switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Table {
+    /// `pfcstat`: PFC frames and XOFF/XON per port and priority.
+    Pfc,
+    /// `queuestat`: egress queue counters and watermarks.
+    Queue,
+    /// `watermarkstat`: PG shared and headroom watermarks, pool watermarks.
+    Watermark,
+    /// The TAP engine's ledger: frames read and written per port, and where the others
+    /// went.
+    Ledger,
+}
+
+/// Table `t` of every switch of the report.
+pub fn table(r: &Report, t: Table) -> String {
+    let mut o = String::new();
+    if t == Table::Ledger {
+        ledger::render(&mut o, r);
+        return o;
+    }
+    for sw in &r.switches {
+        switch::table(&mut o, sw, t);
+    }
+    o
 }
 
 /// Render the report.

@@ -14,14 +14,48 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
         sw.name, sw.lossless_drops
     );
     let ports = &sw.ports;
-    pfcstat(o, ports);
+    pfcstat(o, ports, false);
     pause(o, ports);
     timeline(o, ports);
     storms(o, ports);
     paused(o, ports, window);
     utilisation(o, ports);
-    queues(o, ports);
-    pgs(o, ports);
+    queues(o, ports, false);
+    pgs(o, ports, false);
+    pools(o, sw);
+    groups(o, sw);
+    if !sw.drops_by_reason.is_empty() {
+        let items: Vec<String> = sw
+            .drops_by_reason
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(o, "  Drops by reason: {}", items.join(", "));
+    }
+    let _ = writeln!(o);
+}
+
+/// One of SONiC's tables alone, for `lossless show`: `pfcstat` (with the pause frames),
+/// `queuestat`, or `watermarkstat` (PGs and pools), every port and queue listed, zeros
+/// included, as SONiC lists them.
+pub(super) fn table(o: &mut String, sw: &SwitchReport, t: super::Table) {
+    let _ = writeln!(o, "switch {}", sw.name);
+    match t {
+        super::Table::Pfc => {
+            pfcstat(o, &sw.ports, true);
+            pause(o, &sw.ports);
+        }
+        super::Table::Queue => queues(o, &sw.ports, true),
+        super::Table::Watermark => {
+            pgs(o, &sw.ports, true);
+            pools(o, sw);
+        }
+        super::Table::Ledger => {}
+    }
+}
+
+/// Pool watermarks, with the shared headroom pools'.
+fn pools(o: &mut String, sw: &SwitchReport) {
     let pools: Vec<String> = sw
         .pools
         .iter()
@@ -38,16 +72,6 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
         })
         .collect();
     let _ = writeln!(o, "  Pool watermarks (bytes): {}", pools.join(", "));
-    groups(o, sw);
-    if !sw.drops_by_reason.is_empty() {
-        let items: Vec<String> = sw
-            .drops_by_reason
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = writeln!(o, "  Drops by reason: {}", items.join(", "));
-    }
-    let _ = writeln!(o);
 }
 
 /// Next-hop groups: each member's share of the group's bytes in the window, the balance,
@@ -93,7 +117,7 @@ fn groups(o: &mut String, sw: &SwitchReport) {
 }
 
 /// pfcstat: frames, then xoff/xon per priority, received and sent.
-fn pfcstat(o: &mut String, ports: &[PortReport]) {
+fn pfcstat(o: &mut String, ports: &[PortReport], all: bool) {
     for dir in ["Rx", "Tx"] {
         let rows: Vec<_> = ports
             .iter()
@@ -103,7 +127,7 @@ fn pfcstat(o: &mut String, ports: &[PortReport]) {
                     "Rx" => (c.rx_frames, &c.rx_xoff, &c.rx_xon),
                     _ => (c.tx_frames, &c.tx_xoff, &c.tx_xon),
                 };
-                (n > 0).then_some((&p.port, n, xoff, xon))
+                (all || n > 0).then_some((&p.port, n, xoff, xon))
             })
             .collect();
         if rows.is_empty() {
@@ -261,7 +285,7 @@ fn utilisation(o: &mut String, ports: &[PortReport]) {
 }
 
 /// queuestat: egress queues, with the drops that happened there.
-fn queues(o: &mut String, ports: &[PortReport]) {
+fn queues(o: &mut String, ports: &[PortReport], all: bool) {
     let _ = writeln!(o, "  Egress queues (non-idle; drops at the queue)");
     let _ = writeln!(
         o,
@@ -270,7 +294,7 @@ fn queues(o: &mut String, ports: &[PortReport]) {
     );
     for p in ports {
         for q in &p.queues {
-            if q.tx_packets + q.drop_packets + q.watermark_bytes == 0 {
+            if !all && q.tx_packets + q.drop_packets + q.watermark_bytes == 0 {
                 continue;
             }
             let _ = writeln!(
@@ -290,11 +314,13 @@ fn queues(o: &mut String, ports: &[PortReport]) {
 }
 
 /// watermarkstat for PGs, with the drops that happened at ingress.
-fn pgs(o: &mut String, ports: &[PortReport]) {
+fn pgs(o: &mut String, ports: &[PortReport], all: bool) {
     let rows: Vec<String> = ports
         .iter()
         .flat_map(|p| p.pgs.iter().map(move |g| (p, g)))
-        .filter(|(_, g)| g.shared_watermark_bytes + g.headroom_watermark_bytes + g.drop_packets > 0)
+        .filter(|(_, g)| {
+            all || g.shared_watermark_bytes + g.headroom_watermark_bytes + g.drop_packets > 0
+        })
         .map(|(p, g)| {
             format!(
                 "    {:<12} {:>4} {:>16} {:>18} {:>10}",

@@ -1,0 +1,36 @@
+//! `lossless show`: SONiC's tables from a running `lossless tap --metrics ADDR`.
+
+use super::args::print_out;
+use crate::report::text::Table;
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// Which table: pfc (pfcstat), queue (queuestat), watermark (watermarkstat: PGs and
+    /// pools) or ledger (the TAP engine's frames read and written per port).
+    #[arg(value_enum)]
+    table: Table,
+    /// Address the switch serves its counters on (its --metrics).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9464")]
+    from: std::net::SocketAddr,
+}
+
+pub fn exec(a: ShowArgs) -> ExitCode {
+    let name = match a.table {
+        Table::Pfc => "pfc",
+        Table::Queue => "queue",
+        Table::Watermark => "watermark",
+        Table::Ledger => "ledger",
+    };
+    match crate::tap::metrics::get(a.from, &format!("/show/{name}")) {
+        Ok(body) => {
+            print_out(&body);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,472 @@
+//! A report in Prometheus' text exposition format (version 0.0.4), for `lossless tap
+//! --metrics`: SONiC's counters under `lossless_*` names — PFC frames per port and
+//! priority (`pfcstat`), queue counters and watermarks (`queuestat`, `watermarkstat`), PG
+//! and pool watermarks, drops by reason, per-port rx/tx and the TAP engine's ledger of
+//! frames read and written. Counters end in `_total`; watermarks and sizes are gauges.
+//! Rendered from the same [`Report`] as the JSON, so a scrape and `/json` agree.
+
+use crate::report::model::{Report, SwitchReport};
+use std::fmt::Write;
+
+/// One metric family being written: its samples follow its HELP and TYPE lines.
+struct Family<'a> {
+    out: &'a mut String,
+    name: &'static str,
+}
+
+impl<'a> Family<'a> {
+    fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        Family { out, name }
+    }
+
+    fn sample(&mut self, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+        let _ = write!(self.out, "{}", self.name);
+        if !labels.is_empty() {
+            let l: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+                .collect();
+            let _ = write!(self.out, "{{{}}}", l.join(","));
+        }
+        let _ = writeln!(self.out, " {value}");
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The whole exposition of `r`.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    Family::new(
+        &mut o,
+        "lossless_uptime_seconds",
+        "gauge",
+        "Time served (lossless tap) or simulated.",
+    )
+    .sample(&[], r.sim_time_ps as f64 / 1e12);
+    ports(&mut o, &r.switches);
+    pfc(&mut o, &r.switches);
+    queues(&mut o, &r.switches);
+    pgs(&mut o, &r.switches);
+    pools(&mut o, &r.switches);
+    drops(&mut o, &r.switches);
+    tap(&mut o, r);
+    o
+}
+
+/// A per-port counter of every switch.
+fn per_port(
+    o: &mut String,
+    sws: &[SwitchReport],
+    name: &'static str,
+    help: &str,
+    f: fn(&crate::report::model::PortReport) -> u64,
+) {
+    let mut fam = Family::new(o, name, "counter", help);
+    for sw in sws {
+        for p in &sw.ports {
+            fam.sample(&[("switch", &sw.name), ("port", &p.port)], f(p));
+        }
+    }
+}
+
+fn ports(o: &mut String, sws: &[SwitchReport]) {
+    per_port(
+        o,
+        sws,
+        "lossless_port_rx_packets_total",
+        "Frames the port received.",
+        |p| p.rx_packets,
+    );
+    per_port(
+        o,
+        sws,
+        "lossless_port_rx_bytes_total",
+        "Bytes the port received.",
+        |p| p.rx_bytes,
+    );
+    per_port(
+        o,
+        sws,
+        "lossless_port_tx_packets_total",
+        "Frames the port sent, PFC included.",
+        |p| p.tx_packets,
+    );
+    per_port(
+        o,
+        sws,
+        "lossless_port_tx_bytes_total",
+        "Bytes the port sent.",
+        |p| p.tx_bytes,
+    );
+    let mut fam = Family::new(
+        o,
+        "lossless_port_link_up",
+        "gauge",
+        "1 while the port's link is up.",
+    );
+    for sw in sws {
+        for p in &sw.ports {
+            fam.sample(
+                &[("switch", &sw.name), ("port", &p.port)],
+                u8::from(p.link_up),
+            );
+        }
+    }
+}
+
+/// A per-(port, priority) PFC series.
+fn per_priority(
+    o: &mut String,
+    sws: &[SwitchReport],
+    name: &'static str,
+    help: &str,
+    f: fn(&crate::report::model::PfcReport, usize) -> u64,
+) {
+    let mut fam = Family::new(o, name, "counter", help);
+    for sw in sws {
+        for p in &sw.ports {
+            for prio in 0..lossless_buffer_model::PRIORITIES {
+                let pr = prio.to_string();
+                fam.sample(
+                    &[("switch", &sw.name), ("port", &p.port), ("priority", &pr)],
+                    f(&p.pfc, prio),
+                );
+            }
+        }
+    }
+}
+
+fn pfc(o: &mut String, sws: &[SwitchReport]) {
+    per_priority(
+        o,
+        sws,
+        "lossless_pfc_tx_frames_total",
+        "PFC frames sent for the priority, XOFF and XON (pfcstat Tx).",
+        |p, i| p.tx_xoff[i] + p.tx_xon[i],
+    );
+    per_priority(
+        o,
+        sws,
+        "lossless_pfc_rx_frames_total",
+        "PFC frames received for the priority, XOFF and XON (pfcstat Rx).",
+        |p, i| p.rx_xoff[i] + p.rx_xon[i],
+    );
+    per_priority(
+        o,
+        sws,
+        "lossless_pfc_tx_xoff_total",
+        "PFC frames sent pausing the priority.",
+        |p, i| p.tx_xoff[i],
+    );
+    per_priority(
+        o,
+        sws,
+        "lossless_pfc_tx_xon_total",
+        "PFC frames sent resuming the priority.",
+        |p, i| p.tx_xon[i],
+    );
+    per_priority(
+        o,
+        sws,
+        "lossless_pfc_rx_xoff_total",
+        "PFC frames received pausing the priority.",
+        |p, i| p.rx_xoff[i],
+    );
+    per_priority(
+        o,
+        sws,
+        "lossless_pfc_rx_xon_total",
+        "PFC frames received resuming the priority.",
+        |p, i| p.rx_xon[i],
+    );
+    let mut fam = Family::new(
+        o,
+        "lossless_pfc_rx_pause_seconds_total",
+        "counter",
+        "Time the priority's egress was paused by PFC received.",
+    );
+    for sw in sws {
+        for p in &sw.ports {
+            for (prio, ps) in p.pfc.rx_pause_ps.iter().enumerate() {
+                let pr = prio.to_string();
+                fam.sample(
+                    &[("switch", &sw.name), ("port", &p.port), ("priority", &pr)],
+                    *ps as f64 / 1e12,
+                );
+            }
+        }
+    }
+}
+
+/// A per-queue series (`kind` counter or gauge).
+fn per_queue(
+    o: &mut String,
+    sws: &[SwitchReport],
+    (name, kind, help): (&'static str, &str, &str),
+    f: fn(&crate::report::model::QueueReport) -> u64,
+) {
+    let mut fam = Family::new(o, name, kind, help);
+    for sw in sws {
+        for p in &sw.ports {
+            for q in &p.queues {
+                let qi = q.queue.to_string();
+                fam.sample(
+                    &[("switch", &sw.name), ("port", &p.port), ("queue", &qi)],
+                    f(q),
+                );
+            }
+        }
+    }
+}
+
+fn queues(o: &mut String, sws: &[SwitchReport]) {
+    per_queue(
+        o,
+        sws,
+        (
+            "lossless_queue_tx_packets_total",
+            "counter",
+            "Frames the egress queue sent (queuestat).",
+        ),
+        |q| q.tx_packets,
+    );
+    per_queue(
+        o,
+        sws,
+        (
+            "lossless_queue_tx_bytes_total",
+            "counter",
+            "Bytes the egress queue sent.",
+        ),
+        |q| q.tx_bytes,
+    );
+    per_queue(
+        o,
+        sws,
+        (
+            "lossless_queue_drop_packets_total",
+            "counter",
+            "Frames dropped at the egress queue.",
+        ),
+        |q| q.drop_packets,
+    );
+    per_queue(
+        o,
+        sws,
+        (
+            "lossless_queue_ecn_marked_total",
+            "counter",
+            "Frames the queue marked CE.",
+        ),
+        |q| q.ecn_marked,
+    );
+    per_queue(
+        o,
+        sws,
+        (
+            "lossless_queue_watermark_bytes",
+            "gauge",
+            "Peak occupancy of the queue (watermarkstat).",
+        ),
+        |q| q.watermark_bytes,
+    );
+    per_queue(
+        o,
+        sws,
+        (
+            "lossless_queue_shared_watermark_bytes",
+            "gauge",
+            "Peak shared-buffer occupancy of the queue.",
+        ),
+        |q| q.shared_watermark_bytes,
+    );
+}
+
+/// A per-PG series (`kind` counter or gauge).
+fn per_pg(
+    o: &mut String,
+    sws: &[SwitchReport],
+    (name, kind, help): (&'static str, &str, &str),
+    f: fn(&crate::report::model::PgReport) -> u64,
+) {
+    let mut fam = Family::new(o, name, kind, help);
+    for sw in sws {
+        for p in &sw.ports {
+            for g in &p.pgs {
+                let gi = g.pg.to_string();
+                fam.sample(
+                    &[("switch", &sw.name), ("port", &p.port), ("pg", &gi)],
+                    f(g),
+                );
+            }
+        }
+    }
+}
+
+fn pgs(o: &mut String, sws: &[SwitchReport]) {
+    per_pg(
+        o,
+        sws,
+        (
+            "lossless_pg_shared_watermark_bytes",
+            "gauge",
+            "Peak shared-buffer use of the ingress priority group.",
+        ),
+        |g| g.shared_watermark_bytes,
+    );
+    per_pg(
+        o,
+        sws,
+        (
+            "lossless_pg_headroom_watermark_bytes",
+            "gauge",
+            "Peak headroom use of the ingress priority group (nonzero only after XOFF).",
+        ),
+        |g| g.headroom_watermark_bytes,
+    );
+    per_pg(
+        o,
+        sws,
+        (
+            "lossless_pg_drop_packets_total",
+            "counter",
+            "Frames the priority group refused at ingress.",
+        ),
+        |g| g.drop_packets,
+    );
+}
+
+fn pools(o: &mut String, sws: &[SwitchReport]) {
+    type Field = fn(&crate::report::model::PoolReport) -> u64;
+    let series: [(&'static str, &str, Field); 4] = [
+        (
+            "lossless_pool_size_bytes",
+            "Shared size of the buffer pool.",
+            |p| p.size_bytes,
+        ),
+        (
+            "lossless_pool_watermark_bytes",
+            "Peak shared use of the buffer pool.",
+            |p| p.watermark_bytes,
+        ),
+        (
+            "lossless_pool_headroom_size_bytes",
+            "Size of the pool's shared headroom pool (0: none).",
+            |p| p.headroom_size_bytes,
+        ),
+        (
+            "lossless_pool_headroom_watermark_bytes",
+            "Peak use of the pool's shared headroom pool.",
+            |p| p.headroom_watermark_bytes,
+        ),
+    ];
+    for (name, help, f) in series {
+        let mut fam = Family::new(o, name, "gauge", help);
+        for sw in sws {
+            for p in &sw.pools {
+                fam.sample(&[("switch", &sw.name), ("pool", &p.name)], f(p));
+            }
+        }
+    }
+}
+
+fn drops(o: &mut String, sws: &[SwitchReport]) {
+    let mut fam = Family::new(
+        o,
+        "lossless_drops_total",
+        "counter",
+        "Frames the switch dropped, by reason.",
+    );
+    for sw in sws {
+        for (reason, n) in &sw.drops_by_reason {
+            fam.sample(&[("switch", &sw.name), ("reason", reason)], n);
+        }
+    }
+    let mut fam = Family::new(
+        o,
+        "lossless_lossless_drops_total",
+        "counter",
+        "Frames of lossless priority groups the MMU dropped (0 on a healthy lossless fabric).",
+    );
+    for sw in sws {
+        fam.sample(&[("switch", &sw.name)], sw.lossless_drops);
+    }
+}
+
+/// The TAP engine's ledger per port: frames read, written, failed, overrun, too long,
+/// lost in a full ring.
+fn tap(o: &mut String, r: &Report) {
+    let Some(t) = &r.tap else { return };
+    type Field = fn(&crate::report::model::TapPortReport) -> u64;
+    let series: [(&'static str, &str, Field); 6] = [
+        (
+            "lossless_tap_read_frames_total",
+            "Frames read from the port's device.",
+            |p| p.read_frames,
+        ),
+        (
+            "lossless_tap_written_frames_total",
+            "Frames written to the port's device.",
+            |p| p.written_frames,
+        ),
+        (
+            "lossless_tap_write_errors_total",
+            "Frames that could not be written (link down, device gone).",
+            |p| p.write_errors,
+        ),
+        (
+            "lossless_tap_write_overruns_total",
+            "Frames dropped on a full writer queue.",
+            |p| p.write_overruns,
+        ),
+        (
+            "lossless_tap_oversize_frames_total",
+            "Frames longer than the receive ring's slots, dropped.",
+            |p| p.oversize_frames,
+        ),
+        (
+            "lossless_tap_ring_drops_total",
+            "Frames the host sent into a full ring (TAP or socket).",
+            |p| p.kernel.map_or(0, |k| k.host_tx_dropped),
+        ),
+    ];
+    let sw = r.switches.first().map_or("", |s| s.name.as_str());
+    for (name, help, f) in series {
+        let mut fam = Family::new(o, name, "counter", help);
+        for p in &t.ports {
+            let dev = p.tap.as_deref().or(p.iface.as_deref()).unwrap_or("");
+            fam.sample(&[("switch", sw), ("port", &p.port), ("device", dev)], f(p));
+        }
+    }
+    Family::new(
+        o,
+        "lossless_tap_link_changes_total",
+        "counter",
+        "Times a port's link went down or came back.",
+    )
+    .sample(&[("switch", sw)], t.link_changes);
+    Family::new(
+        o,
+        "lossless_tap_queued_frames",
+        "gauge",
+        "Frames in the switch's queues now.",
+    )
+    .sample(&[("switch", sw)], t.queued_at_exit);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(super::escape(r#"a"b\c"#), r#"a\"b\\c"#);
+        assert_eq!(super::escape("x\ny"), "x\\ny");
+    }
+}

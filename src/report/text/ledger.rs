@@ -1,0 +1,52 @@
+//! The TAP engine's ledger as a table (`lossless show ledger`): per port, its device, the
+//! frames read and written, and where every other frame went — a write that failed, a
+//! full writer queue, a frame too long for the ring, a full ring on the host's side.
+
+use crate::report::model::Report;
+use std::fmt::Write;
+
+/// Render the `tap` section of `r` (a note when the report has none).
+pub fn render(o: &mut String, r: &Report) {
+    let Some(t) = &r.tap else {
+        let _ = writeln!(o, "no TAP ledger: the report is not from `lossless tap`");
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "{:<12} {:<16} {:<9} {:>12} {:>12} {:>9} {:>9} {:>9} {:>10}",
+        "Port", "Device", "State", "Read", "Written", "WrErr", "Overrun", "Oversize", "RingDrop"
+    );
+    for p in &t.ports {
+        let dev = match (&p.tap, &p.iface) {
+            (Some(n), _) => format!("tap {n}"),
+            (_, Some(n)) => format!("iface {n}"),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            o,
+            "{:<12} {:<16} {:<9} {:>12} {:>12} {:>9} {:>9} {:>9} {:>10}",
+            p.port,
+            dev,
+            p.state,
+            p.read_frames,
+            p.written_frames,
+            p.write_errors,
+            p.write_overruns,
+            p.oversize_frames,
+            p.kernel.map_or(0, |k| k.host_tx_dropped)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "total: read {}, written {}, queued in the switch {}, link changes {}{}",
+        t.read_frames,
+        t.written_frames,
+        t.queued_at_exit,
+        t.link_changes,
+        if t.ports_gone.is_empty() {
+            String::new()
+        } else {
+            format!(", gone: {}", t.ports_gone.join(", "))
+        }
+    );
+}

@@ -1,0 +1,157 @@
+//! The device behind one port of `lossless tap`: a TAP device the switch creates (a host
+//! moves it into its namespace), or an interface that already exists — a veth end a
+//! container runtime gave us (containerlab's `eth1…`), a NIC — served through a packet
+//! socket. The reader and writer threads and the pipeline thread see one interface; only
+//! how a port's link state and the kernel's counters are found differs.
+
+use crate::cable;
+use crate::config::Attach;
+use lossless_sys::iface::{Iface, IfaceLink};
+use lossless_sys::kernel::{iface_counters, tap_state, TapCounters};
+use lossless_sys::tap::Tap;
+use std::io;
+use std::time::Duration;
+
+/// A port's device.
+#[derive(Debug)]
+pub enum Device {
+    /// A TAP this process created.
+    Tap(Tap),
+    /// An existing interface, with its counters as they were when the switch attached
+    /// (the report counts from there).
+    Iface(Iface, TapCounters),
+}
+
+/// What a look at the device found.
+#[derive(Clone, Copy, Debug)]
+pub struct Probe {
+    /// Frames can go both ways (for an interface: up with carrier).
+    pub up: bool,
+    /// The kernel's counters, seen from the host's side of the cable.
+    pub counters: Option<TapCounters>,
+}
+
+impl Device {
+    /// Create the TAP, or attach to the interface (with a receive ring the size of a TAP's
+    /// kernel ring, [`cable::RING_FRAMES`], for frames of up to `mtu` bytes).
+    pub fn open(a: &Attach, mtu: u32) -> io::Result<Device> {
+        match a {
+            Attach::Tap(name) => Ok(Device::Tap(Tap::open(name, Some(cable::RING_FRAMES))?)),
+            Attach::Iface(name) => {
+                let i = Iface::open(name, cable::RING_FRAMES, mtu)?;
+                let base = iface_counters(name).unwrap_or_default();
+                Ok(Device::Iface(i, base))
+            }
+        }
+    }
+
+    /// The name it was opened with.
+    pub fn name(&self) -> &str {
+        match self {
+            Device::Tap(t) => t.name(),
+            Device::Iface(i, _) => i.name(),
+        }
+    }
+
+    /// `tap` or `iface`, as the config key says.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Device::Tap(_) => "tap",
+            Device::Iface(..) => "iface",
+        }
+    }
+
+    /// Wait at most `timeout` for a frame and read it into `buf`: Ok(None) when none
+    /// came, Ok(Some(0)) when a TAP is gone (EOF).
+    pub fn read_timeout(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        match self {
+            Device::Tap(t) => t.read_timeout(buf, timeout),
+            Device::Iface(i, _) => i.read_timeout(buf, timeout),
+        }
+    }
+
+    /// Read a frame if one is waiting.
+    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        match self {
+            Device::Tap(t) => t.read_now(buf),
+            Device::Iface(i, _) => i.read_now(buf),
+        }
+    }
+
+    /// Write one frame.
+    pub fn write(&self, frame: &[u8]) -> io::Result<usize> {
+        match self {
+            Device::Tap(t) => t.write(frame),
+            Device::Iface(i, _) => i.write(frame),
+        }
+    }
+
+    /// Does a read error end the port for good? A TAP's does (its host deleted it); an
+    /// interface's pending error only says it went down, and [`Device::probe`] tells
+    /// whether it is gone.
+    pub fn read_error_is_final(&self) -> bool {
+        matches!(self, Device::Tap(_))
+    }
+
+    /// Frames the host sent that were lost before the switch could read them (a full
+    /// ring) and frames too long to forward, as counted so far.
+    pub fn losses(&self) -> (u64, u64) {
+        match self {
+            Device::Tap(_) => (0, 0),
+            Device::Iface(i, _) => (
+                i.read_ring_drops(),
+                i.counters
+                    .oversize
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            ),
+        }
+    }
+
+    /// Frames whose transport checksum was completed on the way in.
+    pub fn checksums_completed(&self) -> u64 {
+        match self {
+            Device::Tap(_) => 0,
+            Device::Iface(i, _) => i
+                .counters
+                .checksums_completed
+                .load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Look at the device: is it up, and what do the kernel's counters say? Err when it
+    /// is gone.
+    pub fn probe(&self) -> io::Result<Probe> {
+        match self {
+            Device::Tap(t) => {
+                let s = tap_state(t)?;
+                Ok(Probe {
+                    up: s.up,
+                    counters: Some(s.counters),
+                })
+            }
+            Device::Iface(i, base) => {
+                let up = match i.link() {
+                    IfaceLink::Gone => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::NotFound,
+                            "the interface was deleted or moved to another namespace",
+                        ))
+                    }
+                    IfaceLink::Up => true,
+                    IfaceLink::Down => false,
+                };
+                let counters = i
+                    .current_name()
+                    .and_then(|n| iface_counters(&n))
+                    .ok()
+                    .map(|c| TapCounters {
+                        host_tx_packets: c.host_tx_packets.saturating_sub(base.host_tx_packets),
+                        host_tx_dropped: i.read_ring_drops(),
+                        host_rx_packets: c.host_rx_packets.saturating_sub(base.host_rx_packets),
+                        host_rx_dropped: c.host_rx_dropped.saturating_sub(base.host_rx_dropped),
+                    });
+                Ok(Probe { up, counters })
+            }
+        }
+    }
+}

@@ -1,0 +1,441 @@
+//! An interface that already exists — a veth end a container runtime moved into our
+//! namespace (containerlab's `eth1…ethN`), a physical NIC — served as a switch port through
+//! an `AF_PACKET` socket.
+//!
+//! Receiving uses a memory-mapped `TPACKET_V2` ring of a fixed number of frame slots: no
+//! system call per frame, and the frames that may wait between the host and the switch
+//! are bounded in frames exactly, as a TAP's transmit queue bounds them (the headroom a
+//! lossless PG needs, see the `lossless` package's `cable`). A frame that arrives while
+//! every slot is full is dropped by the kernel and counted (`PACKET_STATISTICS`). The
+//! socket is promiscuous (a switch port takes every frame), ignores the frames it sends
+//! itself (`PACKET_IGNORE_OUTGOING`), and sends past the interface's queueing discipline
+//! (`PACKET_QDISC_BYPASS`), as a switch's MAC hands frames straight to the wire.
+//!
+//! The kernel takes a VLAN tag off a frame before a packet socket sees it and reports it
+//! beside the frame; [`Iface::read_now`] puts it back, so PCP classification sees the frame
+//! as it was on the wire. A frame whose transport checksum the sender left to offload
+//! (`TP_STATUS_CSUMNOTREADY`, the default on a veth) is completed in software before the
+//! switch sees it: the receiving host would otherwise drop it. A frame longer than a slot
+//! (segmentation offload left on at the sender: a 64 KB "frame") cannot be forwarded as
+//! one frame; it is counted as oversize and dropped.
+
+use crate::netdev::{if_index, ifname};
+use crate::tap::poll_in;
+use lossless_pipeline::wire::checksum::complete_l4_checksum;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Bytes of a slot besides the frame: the `tpacket2_hdr`, the address the kernel puts
+/// after it, alignment, and a VLAN tag's room.
+const SLOT_OVERHEAD: usize = 128;
+/// Bytes of an 802.1Q tag.
+const VLAN_TAG: usize = 4;
+
+/// Counters of an interface port's socket, kept by the reader.
+#[derive(Debug, Default)]
+pub struct IfaceCounters {
+    /// Frames the kernel dropped because every ring slot was full (the host sent faster
+    /// than the switch read).
+    pub ring_drops: AtomicU64,
+    /// Frames longer than a slot (segmentation offload on at the sender), dropped.
+    pub oversize: AtomicU64,
+    /// Frames whose transport checksum was completed in software.
+    pub checksums_completed: AtomicU64,
+}
+
+/// What the kernel says of the interface now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfaceLink {
+    /// Administratively up with carrier: frames can go both ways.
+    Up,
+    /// Down, or up without carrier (a veth whose peer is down).
+    Down,
+    /// No interface of that index any more (deleted, or moved to another namespace).
+    Gone,
+}
+
+/// The mapped receive ring.
+struct RxRing {
+    base: *mut u8,
+    len: usize,
+    slot: usize,
+    slots: usize,
+    /// Slot the reader looks at next (only the one reader thread advances it).
+    next: AtomicUsize,
+}
+
+// SAFETY: the mapping lives as long as the ring; slots are handed between kernel and
+// reader through each slot's atomic status word, and only one thread reads the ring (the
+// port's reader), which the `next` index being atomic merely makes sound to share.
+unsafe impl Send for RxRing {}
+// SAFETY: see above.
+unsafe impl Sync for RxRing {}
+
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // SAFETY: `base` and `len` are exactly what mmap returned; nothing uses the ring
+        // after drop.
+        unsafe {
+            libc::munmap(self.base as *mut libc::c_void, self.len);
+        }
+    }
+}
+
+/// An existing interface attached as a switch port.
+pub struct Iface {
+    fd: OwnedFd,
+    name: String,
+    ifindex: i32,
+    ring: RxRing,
+    _claim: crate::claim::Claim,
+    /// The socket's counters.
+    pub counters: IfaceCounters,
+}
+
+impl std::fmt::Debug for Iface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Iface")
+            .field("name", &self.name)
+            .field("ifindex", &self.ifindex)
+            .field("slots", &self.ring.slots)
+            .finish()
+    }
+}
+
+fn setsockopt<T>(fd: &OwnedFd, level: i32, name: i32, value: &T) -> io::Result<()> {
+    // SAFETY: `value` points to a live T and the length passed is its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            value as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+impl Iface {
+    /// Attach to interface `name` of this namespace with a receive ring of `slots` frames
+    /// of up to `mtu` bytes (FCS included). Needs CAP_NET_RAW (and CAP_NET_ADMIN for
+    /// promiscuous mode).
+    pub fn open(name: &str, slots: u32, mtu: u32) -> io::Result<Iface> {
+        let ifindex = if_index(name)?;
+        let claim = crate::claim::claim(ifindex, name)?;
+        // Protocol 0: nothing is queued until the ring exists and `bind` names the
+        // interface (see `packet`).
+        // SAFETY: plain socket(2) call; the result is checked before use.
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh, valid descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let ctx = |what: &'static str| {
+            move |e: io::Error| io::Error::new(e.kind(), format!("interface `{name}`: {what}: {e}"))
+        };
+        setsockopt(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_VERSION,
+            &(libc::tpacket_versions::TPACKET_V2 as libc::c_int),
+        )
+        .map_err(ctx("TPACKET_V2"))?;
+        let ring = map_ring(&fd, slots, mtu).map_err(ctx("receive ring"))?;
+        setsockopt(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_IGNORE_OUTGOING,
+            &1 as &libc::c_int,
+        )
+        .map_err(ctx("PACKET_IGNORE_OUTGOING (Linux 4.20 or later)"))?;
+        // Without the bypass the frames still go out, through the qdisc: not an error.
+        let _ = setsockopt(
+            &fd,
+            libc::SOL_PACKET,
+            libc::PACKET_QDISC_BYPASS,
+            &1 as &libc::c_int,
+        );
+        // SAFETY: packet_mreq is plain old data; all-zero is valid.
+        let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
+        mreq.mr_ifindex = ifindex;
+        mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
+        setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
+            .map_err(ctx("promiscuous mode"))?;
+        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+        addr.sll_ifindex = ifindex;
+        // SAFETY: `addr` is a valid sockaddr_ll and the length matches its type.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                &addr as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if rc < 0 {
+            return Err(ctx("bind")(io::Error::last_os_error()));
+        }
+        Ok(Iface {
+            fd,
+            name: name.to_string(),
+            ifindex,
+            ring,
+            _claim: claim,
+            counters: IfaceCounters::default(),
+        })
+    }
+
+    /// Interface name it was opened with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Frames the receive ring holds.
+    pub fn slots(&self) -> usize {
+        self.ring.slots
+    }
+
+    /// Read one frame (no FCS, VLAN tag restored) into `buf`, waiting at most `timeout`;
+    /// Ok(None) when none came. An error is the socket's pending error (ENETDOWN when the
+    /// interface went down); the caller asks [`Iface::link`] what it means.
+    pub fn read_timeout(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        if let Some(n) = self.read_now(buf)? {
+            return Ok(Some(n));
+        }
+        if timeout.is_zero() || !poll_in(self.fd.as_raw_fd(), timeout)? {
+            return Ok(None);
+        }
+        match self.read_now(buf)? {
+            Some(n) => Ok(Some(n)),
+            None => self.take_error().map(|()| None),
+        }
+    }
+
+    /// The socket's pending error, cleared (poll reports it until it is read).
+    fn take_error(&self) -> io::Result<()> {
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `err` and `len` are valid for the call; SO_ERROR writes one int.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut err as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if err != 0 {
+            return Err(io::Error::from_raw_os_error(err));
+        }
+        Ok(())
+    }
+
+    /// Take the next frame from the ring if the kernel has filled it: Ok(None) when the
+    /// ring is empty. Oversize frames are counted and skipped.
+    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        loop {
+            let i = self.ring.next.load(Ordering::Relaxed);
+            // SAFETY: `i < slots`, so the slot lies inside the mapping; every slot starts
+            // with a tpacket2_hdr whose first field is the 4-aligned status word.
+            let slot = unsafe { self.ring.base.add(i * self.ring.slot) };
+            let status = unsafe { &*(slot as *const AtomicU32) };
+            let st = status.load(Ordering::Acquire);
+            if st & libc::TP_STATUS_USER == 0 {
+                return Ok(None);
+            }
+            // SAFETY: the kernel handed the slot to us (TP_STATUS_USER, acquired above);
+            // the header is plain old data at the slot's start.
+            let h: libc::tpacket2_hdr =
+                unsafe { std::ptr::read_volatile(slot as *const libc::tpacket2_hdr) };
+            let n = if h.tp_snaplen < h.tp_len {
+                self.counters.oversize.fetch_add(1, Ordering::Relaxed);
+                None
+            } else {
+                let mac = h.tp_mac as usize;
+                let snap = h.tp_snaplen as usize;
+                if mac + snap > self.ring.slot {
+                    None
+                } else {
+                    // SAFETY: the frame lies inside the slot (checked above).
+                    let frame = unsafe { std::slice::from_raw_parts(slot.add(mac), snap) };
+                    self.copy_out(frame, &h, st, buf)
+                }
+            };
+            status.store(libc::TP_STATUS_KERNEL, Ordering::Release);
+            self.ring
+                .next
+                .store((i + 1) % self.ring.slots, Ordering::Relaxed);
+            if let Some(n) = n {
+                return Ok(Some(n));
+            }
+        }
+    }
+
+    /// Copy `frame` into `buf`, putting back the VLAN tag the kernel took off and
+    /// completing a checksum left to offload. None if it does not fit `buf`.
+    fn copy_out(
+        &self,
+        frame: &[u8],
+        h: &libc::tpacket2_hdr,
+        st: u32,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let tagged = st & libc::TP_STATUS_VLAN_VALID != 0 && frame.len() >= 12;
+        let n = frame.len() + if tagged { VLAN_TAG } else { 0 };
+        if n > buf.len() {
+            self.counters.oversize.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if tagged {
+            let tpid = if st & libc::TP_STATUS_VLAN_TPID_VALID != 0 && h.tp_vlan_tpid != 0 {
+                h.tp_vlan_tpid
+            } else {
+                0x8100
+            };
+            buf[..12].copy_from_slice(&frame[..12]);
+            buf[12..14].copy_from_slice(&tpid.to_be_bytes());
+            buf[14..16].copy_from_slice(&h.tp_vlan_tci.to_be_bytes());
+            buf[16..n].copy_from_slice(&frame[12..]);
+        } else {
+            buf[..n].copy_from_slice(frame);
+        }
+        if st & libc::TP_STATUS_CSUMNOTREADY != 0 && complete_l4_checksum(&mut buf[..n]) {
+            self.counters
+                .checksums_completed
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        Some(n)
+    }
+
+    /// Send one whole frame (no FCS).
+    pub fn write(&self, frame: &[u8]) -> io::Result<usize> {
+        // SAFETY: the pointer and length describe `frame`, valid for the call.
+        let n = unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                0,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
+    /// Fold the kernel's ring-drop count (reset by each read) into [`IfaceCounters`].
+    pub fn read_ring_drops(&self) -> u64 {
+        // SAFETY: tpacket_stats is plain old data; getsockopt writes at most `len` bytes.
+        let mut st: libc::tpacket_stats = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                &mut st as *mut libc::tpacket_stats as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if rc == 0 {
+            self.counters
+                .ring_drops
+                .fetch_add(st.tp_drops as u64, Ordering::Relaxed);
+        }
+        self.counters.ring_drops.load(Ordering::Relaxed)
+    }
+
+    /// The interface's state now, found by its index (it may have been renamed).
+    pub fn link(&self) -> IfaceLink {
+        match crate::netdev::if_name(self.ifindex) {
+            Err(_) => IfaceLink::Gone,
+            Ok(name) => match crate::netdev::if_flags(&name) {
+                Err(_) => IfaceLink::Gone,
+                Ok(f) if f & libc::IFF_UP != 0 && f & libc::IFF_RUNNING != 0 => IfaceLink::Up,
+                Ok(_) => IfaceLink::Down,
+            },
+        }
+    }
+
+    /// The interface's current name (it may have been renamed).
+    pub fn current_name(&self) -> io::Result<String> {
+        crate::netdev::if_name(self.ifindex)
+    }
+}
+
+/// Slot size for frames of up to `mtu` bytes: a power of two, so that slots tile a block.
+fn slot_size(mtu: u32) -> usize {
+    (mtu as usize + SLOT_OVERHEAD).next_power_of_two()
+}
+
+/// Set up and map a receive ring of exactly `slots` slots.
+fn map_ring(fd: &OwnedFd, slots: u32, mtu: u32) -> io::Result<RxRing> {
+    let slot = slot_size(mtu);
+    // SAFETY: sysconf has no preconditions.
+    let page = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as usize;
+    let block = slot.max(page);
+    let per_block = block / slot;
+    let blocks = (slots as usize).div_ceil(per_block).max(1);
+    let req = libc::tpacket_req {
+        tp_block_size: block as u32,
+        tp_block_nr: blocks as u32,
+        tp_frame_size: slot as u32,
+        tp_frame_nr: (blocks * per_block) as u32,
+    };
+    setsockopt(fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)?;
+    let len = block * blocks;
+    // SAFETY: mapping the ring the kernel just allocated for this socket, at its length.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(RxRing {
+        base: base as *mut u8,
+        len,
+        slot,
+        slots: blocks * per_block,
+        next: AtomicUsize::new(0),
+    })
+}
+
+/// Check `name` is an interface name without looking it up.
+pub fn check_name(name: &str) -> io::Result<()> {
+    ifname(name).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_hold_the_mtu_and_tile_pages() {
+        assert_eq!(slot_size(1518), 2048);
+        assert_eq!(slot_size(9216), 16384);
+        assert_eq!(slot_size(16383), 32768);
+        assert!(slot_size(64) >= 64 + SLOT_OVERHEAD);
+    }
+}

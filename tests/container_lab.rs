@@ -1,0 +1,360 @@
+//! The container image wired as containerlab wires a node, without containerlab: the image
+//! built with podman (scripts/container-image.sh, nothing fetched), started with
+//! `--network none`, then veth pairs made with one end moved into the container's network
+//! namespace as `eth1`, `eth2` (what containerlab does) and the other into a host
+//! namespace each. Ping, iperf3 and an injected PFC frame cross it; its counters are read
+//! live (inside its namespace) and must equal the report it writes when stopped.
+//!
+//! Addresses are in 198.18.0.0/15; the guard removes the container, the image and the
+//! namespaces even when the test fails. Without root or podman the test says so and skips,
+//! except in CI, where it must run (.ci/run installs podman and runc).
+
+mod common;
+
+use common::lab::{loss_percent, must, sh};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// What the container test needs, or why it cannot run.
+fn missing() -> Option<String> {
+    let id = sh(&["id", "-u"]);
+    if String::from_utf8_lossy(&id.stdout).trim() != "0" {
+        return Some("not root".into());
+    }
+    for tool in [
+        "podman", "runc", "ip", "nsenter", "ping", "iperf3", "curl", "ethtool",
+    ] {
+        if !sh(&["sh", "-c", &format!("command -v {tool}")])
+            .status
+            .success()
+        {
+            return Some(format!("`{tool}` is not installed (.ci/run installs it)"));
+        }
+    }
+    None
+}
+
+/// A container of the image with its hosts; removes all of it on drop.
+struct Node {
+    tag: String,
+    dir: PathBuf,
+    conf: PathBuf,
+    image: String,
+    container: String,
+    namespaces: Vec<String>,
+}
+
+impl Node {
+    /// podman with this test's settings: runc, cgroupfs, no default ulimits (what this
+    /// machine's podman needs), from a containers.conf of its own.
+    fn podman(&self, args: &[&str]) -> std::process::Output {
+        Command::new("podman")
+            .env("CONTAINERS_CONF", &self.conf)
+            .args(["--runtime", "runc", "--cgroup-manager", "cgroupfs"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("podman {args:?}: {e}"))
+    }
+
+    fn podman_ok(&self, args: &[&str]) -> String {
+        let o = self.podman(args);
+        assert!(
+            o.status.success(),
+            "podman {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    fn pid(&self) -> String {
+        self.podman_ok(&["inspect", "-f", "{{.State.Pid}}", &self.container])
+    }
+
+    fn logs(&self) -> String {
+        let o = self.podman(&["logs", &self.container]);
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    }
+
+    /// Run `args` inside the container's network namespace (tools of this machine).
+    fn in_node(&self, args: &[&str]) -> std::process::Output {
+        let pid = self.pid();
+        let mut full = vec!["nsenter", "-t", &pid, "-n"];
+        full.extend_from_slice(args);
+        sh(&full)
+    }
+
+    fn host_ns(&self, i: usize) -> String {
+        format!("lossless-{}-h{i}", self.tag)
+    }
+
+    fn in_host(&self, i: usize, args: &[&str]) -> std::process::Output {
+        let ns = self.host_ns(i);
+        let mut full = vec!["ip", "netns", "exec", &ns];
+        full.extend_from_slice(args);
+        sh(&full)
+    }
+
+    /// Link `eth{i}` of the container to host `i` (198.18.0.i/24), as containerlab does:
+    /// a veth pair, one end moved into the container's namespace and renamed.
+    fn link(&mut self, i: usize) {
+        let pid = self.pid();
+        let (node_end, host_end) = (format!("{}c{i}", self.tag), format!("{}h{i}", self.tag));
+        let ns = self.host_ns(i);
+        must(&["ip", "netns", "add", &ns]);
+        self.namespaces.push(ns.clone());
+        must(&[
+            "ip", "link", "add", &node_end, "netns", &pid, "type", "veth", "peer", "name",
+            &host_end, "netns", &ns,
+        ]);
+        let eth = format!("eth{i}");
+        must(&[
+            "nsenter", "-t", &pid, "-n", "ip", "link", "set", &node_end, "name", &eth,
+        ]);
+        must(&["nsenter", "-t", &pid, "-n", "ip", "link", "set", &eth, "up"]);
+        for cmd in [
+            vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
+            vec!["ip", "link", "set", "lo", "up"],
+            vec![
+                "ip",
+                "addr",
+                "add",
+                &format!("198.18.0.{i}/24"),
+                "dev",
+                &host_end,
+            ],
+            vec!["ip", "link", "set", &host_end, "up"],
+            vec!["ethtool", "-K", &host_end, "tso", "off", "gso", "off"],
+        ] {
+            let mut full = vec!["ip", "netns", "exec", &ns];
+            full.extend(cmd);
+            must(&full);
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.podman(&["rm", "-f", "-t", "2", &self.container]);
+        let _ = self.podman(&["rmi", "-f", &self.image]);
+        for ns in &self.namespaces {
+            let _ = sh(&["ip", "netns", "del", ns]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen in {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "container test cannot run in CI: {why}"
+        );
+        eprintln!("skipping container test: {why}");
+        return;
+    }
+    let tag = format!("k{}", std::process::id() % 100_000);
+    let dir = std::env::temp_dir().join(format!("lossless-container-{tag}"));
+    std::fs::create_dir_all(dir.join("cfg")).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let conf = dir.join("containers.conf");
+    std::fs::write(
+        &conf,
+        "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n",
+    )
+    .unwrap();
+    let mut node = Node {
+        image: format!("localhost/lossless-test:{tag}"),
+        container: format!("lossless-test-{tag}"),
+        tag,
+        dir: dir.clone(),
+        conf: conf.clone(),
+        namespaces: Vec::new(),
+    };
+    // Build the image from the binary under test.
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/container-image.sh");
+    let o = Command::new(script)
+        .arg(&node.image)
+        .env("BIN", env!("CARGO_BIN_EXE_lossless"))
+        .env("CONTAINERS_CONF", &conf)
+        .env("PODMAN_OPTS", "--runtime runc --cgroup-manager cgroupfs")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "image build: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(
+        dir.join("cfg/switch.yaml"),
+        "# containerlab node: the links arrive as eth1, eth2\nswitches:\n  - name: clab-sw\n    \
+         ports: [{iface: eth1, speed: 1G, mtu: 1518}, {iface: eth2, speed: 1G, mtu: 1518}]\n    \
+         buffer:\n      pools:\n        ingress_lossless_pool: {type: ingress, size: 8MB}\n        \
+         egress_lossless_pool: {type: egress, size: 8MB, mode: static}\n      profiles:\n        \
+         pg_lossless: {pool: ingress_lossless_pool, dynamic_th: -2, xoff: 1.7MB, xon_offset: 64KB}\n        \
+         q_lossless: {pool: egress_lossless_pool, static_th: 8MB}\n      pg: {\"3\": pg_lossless}\n      \
+         queue: {\"3\": q_lossless}\n    qos: {pfc_enable: [3]}\n    forwarding: {mode: l2}\n",
+    )
+    .unwrap();
+    let cfg = format!("{}:/etc/lossless:ro", dir.join("cfg").display());
+    let out = format!("{}:/out", dir.join("out").display());
+    node.podman_ok(&[
+        "run",
+        "-d",
+        "--name",
+        &node.container.clone(),
+        "--network",
+        "none",
+        "--cap-add",
+        "NET_ADMIN,NET_RAW",
+        // The node's own kernel stays quiet on its ports (no IPv6 neighbour discovery).
+        "--sysctl",
+        "net.ipv6.conf.all.disable_ipv6=1",
+        "-e",
+        "CLAB_INTFS=2",
+        "-v",
+        &cfg,
+        "-v",
+        &out,
+        &node.image.clone(),
+        "--wait-for-interfaces",
+        "60s",
+        "--metrics",
+        "127.0.0.1:9464",
+        "--json",
+        "/out/report.json",
+    ]);
+    // It waits for its links before serving.
+    wait_for("the wait message", Duration::from_secs(20), || {
+        node.logs().contains("waiting for eth1, eth2")
+    });
+    node.link(1);
+    node.link(2);
+    wait_for("serving", Duration::from_secs(20), || {
+        node.logs().contains("serving iface eth1, iface eth2")
+    });
+    let ping = node.in_host(
+        1,
+        &["ping", "-c", "50", "-i", "0.01", "-W", "1", "198.18.0.2"],
+    );
+    assert_eq!(loss_percent(&ping), 0.0, "{}", node.logs());
+    // iperf3 TCP across the node.
+    let srv = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &node.host_ns(2),
+            "iperf3",
+            "-s",
+            "-1",
+            "-B",
+            "198.18.0.2",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut srv = common::lab::Reaper(Some(srv));
+    std::thread::sleep(Duration::from_millis(300));
+    let c = node.in_host(1, &["iperf3", "-c", "198.18.0.2", "-t", "2", "-J"]);
+    let v: Value = serde_json::from_slice(&c.stdout)
+        .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&c.stderr)));
+    let gbps = v["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap()
+        / 1e9;
+    eprintln!("iperf3 TCP through the container's 1G ports: {gbps:.3} Gbit/s");
+    assert!(gbps > 0.5, "{gbps} Gbit/s");
+    srv.wait(Duration::from_secs(10));
+    // A PFC frame from host 1 is counted on eth1 (Ethernet0), priority 3.
+    let bin = env!("CARGO_BIN_EXE_lossless");
+    let h1 = format!("{}h1", node.tag);
+    let o = node.in_host(
+        1,
+        &[
+            bin, "send-pfc", "--iface", &h1, "--prio", "3", "--quanta", "100", "--count", "3",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(300));
+    // Live: the Prometheus endpoint inside the node's namespace, and `lossless show` in it.
+    let metrics = String::from_utf8_lossy(
+        &node
+            .in_node(&[
+                "curl",
+                "-s",
+                "--max-time",
+                "5",
+                "http://127.0.0.1:9464/metrics",
+            ])
+            .stdout,
+    )
+    .to_string();
+    let rx_pfc =
+        "lossless_pfc_rx_frames_total{switch=\"clab-sw\",port=\"Ethernet0\",priority=\"3\"} 3";
+    assert!(metrics.contains(rx_pfc), "{metrics}");
+    let show = node.podman_ok(&[
+        "exec",
+        &node.container.clone(),
+        "/lossless",
+        "show",
+        "pfc",
+        "--from",
+        "127.0.0.1:9464",
+    ]);
+    assert!(show.contains("PFC Rx"), "{show}");
+    let live: Value = serde_json::from_slice(
+        &node
+            .in_node(&[
+                "curl",
+                "-s",
+                "--max-time",
+                "5",
+                "http://127.0.0.1:9464/json",
+            ])
+            .stdout,
+    )
+    .unwrap();
+    // Stopped as containerlab stops it (SIGTERM): the report is written on the way out.
+    node.podman_ok(&["stop", "-t", "10", &node.container.clone()]);
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("out/report.json"))
+            .unwrap_or_else(|e| panic!("no report: {e}\n{}", node.logs())),
+    )
+    .unwrap();
+    let (lp, fp) = (&live["switches"][0]["ports"], &r["switches"][0]["ports"]);
+    for i in 0..2 {
+        for k in ["rx_packets", "tx_packets", "rx_bytes", "tx_bytes"] {
+            assert_eq!(u(&lp[i][k]), u(&fp[i][k]), "port {i} {k}");
+        }
+        assert_eq!(lp[i]["pfc"]["rx_xoff"], fp[i]["pfc"]["rx_xoff"]);
+    }
+    assert_eq!(u(&fp[0]["pfc"]["rx_xoff"][3]), 3);
+    for k in ["read_frames", "written_frames"] {
+        assert_eq!(u(&live["tap"][k]), u(&r["tap"][k]), "{k}");
+    }
+    assert_eq!(r["totals"]["lossless_drops"], 0);
+    common::lab::assert_accounted(&r);
+}

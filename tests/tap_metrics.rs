@@ -1,0 +1,307 @@
+//! Live counters of `lossless tap --metrics`: scraped by a real Prometheus server, checked
+//! by `promtool`, printed by `lossless show`, and equal to the final JSON once traffic
+//! stops. Prometheus listens and scrapes on 127.0.0.1 only.
+
+mod common;
+
+use common::lab::{prerequisites, sh, Lab, SwitchSpec};
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// A port on 127.0.0.1 nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `lossless show ...` with `args`.
+fn show(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lossless"))
+        .arg("show")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A Prometheus server scraping `target` every second, killed (by pid) on drop.
+struct Prometheus {
+    child: Child,
+    dir: std::path::PathBuf,
+    api: String,
+}
+
+impl Prometheus {
+    fn start(target: &str) -> Option<Prometheus> {
+        if sh(&["sh", "-c", "command -v prometheus && command -v promtool"])
+            .status
+            .code()
+            != Some(0)
+        {
+            assert!(
+                std::env::var("CI").is_err(),
+                "prometheus and promtool are missing (.ci/run installs the prometheus package)"
+            );
+            eprintln!("skipping: prometheus is not installed");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("lossless-prom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("prometheus.yml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "global: {{scrape_interval: 1s, scrape_timeout: 1s}}\n\
+                 scrape_configs:\n  - job_name: lossless\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let listen = format!("127.0.0.1:{}", free_port());
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", cfg.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={listen}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Some(Prometheus {
+            child,
+            dir,
+            api: format!("http://{listen}/api/v1"),
+        })
+    }
+
+    /// The value of instant query `q` once it has one (bounded wait).
+    fn query(&self, q: &str, limit: Duration) -> f64 {
+        let deadline = Instant::now() + limit;
+        loop {
+            let o = sh(&[
+                "curl",
+                "-s",
+                "--max-time",
+                "2",
+                "-G",
+                &format!("{}/query", self.api),
+                "--data-urlencode",
+                &format!("query={q}"),
+            ]);
+            if let Ok(v) = serde_json::from_slice::<Value>(&o.stdout) {
+                if let Some(x) = v["data"]["result"][0]["value"][1].as_str() {
+                    return x.parse().unwrap();
+                }
+            }
+            assert!(Instant::now() < deadline, "Prometheus never answered {q}");
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn prometheus_scrapes_the_live_counters_and_they_match_the_final_report() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let addr = format!("127.0.0.1:{}", free_port());
+    let spec = SwitchSpec::new(2, "1G");
+    let stats = std::env::temp_dir().join(format!("lossless-stats-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&stats);
+    let mut lab = Lab::with(
+        "m",
+        true,
+        &spec,
+        &["--metrics", &addr, "--stats-json", stats.to_str().unwrap()],
+    );
+    let Some(prom) = Prometheus::start(&addr) else {
+        return;
+    };
+    assert_eq!(lab.ping(0, 1, 50, "0.01"), 0.0);
+    // Prometheus scraped the switch and can answer from what it stored.
+    let rx = prom.query(
+        "sum(lossless_port_rx_packets_total{port=\"Ethernet0\"}) >= 50",
+        Duration::from_secs(20),
+    );
+    assert!(rx >= 50.0, "{rx}");
+    let up = prom.query("up{job=\"lossless\"}", Duration::from_secs(10));
+    assert_eq!(up, 1.0);
+
+    // The exposition passes promtool's lint.
+    let body = sh(&[
+        "curl",
+        "-s",
+        "--max-time",
+        "5",
+        &format!("http://{addr}/metrics"),
+    ])
+    .stdout;
+    let mut lint = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    lint.stdin.take().unwrap().write_all(&body).unwrap();
+    let lint = lint.wait_with_output().unwrap();
+    assert!(
+        lint.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    let text = String::from_utf8_lossy(&body);
+    for family in [
+        "lossless_pfc_tx_frames_total{switch=\"vsw\",port=\"Ethernet0\",priority=\"3\"}",
+        "lossless_queue_watermark_bytes{",
+        "lossless_pg_headroom_watermark_bytes{",
+        "lossless_pool_watermark_bytes{",
+        "lossless_tap_read_frames_total{",
+    ] {
+        assert!(text.contains(family), "{family} missing");
+    }
+
+    // `lossless show` prints SONiC's tables from the running switch.
+    for (table, header) in [
+        ("pfc", "PFC Rx: frames"),
+        ("queue", "Egress queues"),
+        ("watermark", "Pool watermarks"),
+        ("ledger", "Written"),
+    ] {
+        let o = show(&[table, "--from", &addr]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{table}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.contains(header), "{table}: {out}");
+    }
+
+    // Quiet now: the last live report is the final one.
+    std::thread::sleep(Duration::from_millis(300));
+    let live: Value = serde_json::from_slice(
+        &sh(&[
+            "curl",
+            "-s",
+            "--max-time",
+            "5",
+            &format!("http://{addr}/json"),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let r = lab.stop_switch();
+    for key in ["switches", "totals"] {
+        let (a, b) = (&live[key], &r[key]);
+        // Utilisation and time-based fractions move with the clock; every counter must not.
+        let strip = |v: &Value| {
+            let mut v = v.clone();
+            scrub(&mut v);
+            v
+        };
+        assert_eq!(strip(a), strip(b), "{key}: live and final differ");
+    }
+    for k in [
+        "read_frames",
+        "written_frames",
+        "write_errors",
+        "write_overruns",
+    ] {
+        assert_eq!(u(&live["tap"][k]), u(&r["tap"][k]), "{k}");
+    }
+    assert!(u(&r["tap"]["read_frames"]) >= 100);
+    // One JSON line per second while it ran.
+    let lines = std::fs::read_to_string(&stats).unwrap();
+    let _ = std::fs::remove_file(&stats);
+    assert!(lines.lines().count() >= 2, "{lines}");
+    for l in lines.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert!(v["tap"]["read_frames"].is_u64());
+    }
+}
+
+/// Remove the keys that depend on when the report was taken (utilisation and pause
+/// fractions over the time served, timestamps of the window).
+fn scrub(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|k, _| {
+                !(k.contains("utilization")
+                    || k.contains("fraction")
+                    || k.ends_with("_bps")
+                    || k == "sim_time_ps")
+            });
+            m.values_mut().for_each(scrub);
+        }
+        Value::Array(a) => a.iter_mut().for_each(scrub),
+        _ => {}
+    }
+}
+
+#[test]
+fn show_against_nothing_and_a_metrics_address_in_use_are_one_line_errors() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = std::env::temp_dir().join(format!("lossless-metrics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("s.yaml");
+    std::fs::write(
+        &cfg,
+        "switches:\n  - name: s\n    ports: {count: 1, tap_prefix: lmq}\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lossless"))
+        .args([
+            "tap",
+            cfg.to_str().unwrap(),
+            "--metrics",
+            &addr,
+            "--duration",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains(&format!("--metrics {addr}: the address is in use")),
+        "{err}"
+    );
+    // No TAP was made: the address is checked first.
+    assert!(!std::path::Path::new("/sys/class/net/lmq0").exists());
+    drop(taken);
+    let free = format!("127.0.0.1:{}", free_port());
+    let o = show(&["pfc", "--from", &free]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("nothing is listening on {free}")),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

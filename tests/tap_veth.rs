@@ -1,0 +1,214 @@
+//! `lossless tap` on interfaces that already exist, wired as containerlab wires a node: the
+//! switch in its own namespace with veth ends `eth1…ethN`, each peer in a host's namespace.
+//! Each test runs with a busy loop on every core (see `common/lab.rs`).
+
+mod common;
+
+use common::lab::{assert_accounted, prerequisites, Lab, SwitchSpec};
+use serde_json::Value;
+use std::time::Duration;
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn port(r: &Value, i: usize) -> &Value {
+    &r["tap"]["ports"][i]
+}
+
+#[test]
+fn pings_and_tcp_cross_veth_ports_and_every_frame_is_accounted() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let mut lab = Lab::with("vp", true, &SwitchSpec::veth(2, "1G"), &[]);
+    assert_eq!(lab.ping(0, 1, 100, "0.01"), 0.0);
+    let gbps = lab.iperf3_tcp(0, 1, 5201, 3);
+    eprintln!("iperf3 TCP through 1G-shaped veth ports, CPU hog on every core: {gbps:.3} Gbit/s");
+    assert!((0.85..=1.0).contains(&gbps), "{gbps} Gbit/s");
+    let r = lab.stop_switch();
+    assert_eq!(port(&r, 0)["device"], "iface");
+    assert_eq!(port(&r, 0)["iface"], "eth1");
+    assert!(port(&r, 0).get("tap").is_none());
+    // The hosts left TCP checksums to offload (a veth's default): the switch finished them,
+    // or the receiver would have dropped every segment.
+    assert!(
+        u(&port(&r, 0)["checksums_completed"]) > 1000,
+        "{}",
+        port(&r, 0)
+    );
+    assert_eq!(u(&r["tap"]["oversize_frames"]), 0);
+    assert_eq!(r["totals"]["lossless_drops"], 0);
+    assert_accounted(&r);
+}
+
+#[test]
+fn a_pfc_frame_from_a_veth_host_pauses_its_priority_and_is_counted() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let mut lab = Lab::with("vf", true, &SwitchSpec::veth(2, "1G"), &[]);
+    assert_eq!(lab.ping(1, 0, 2, "0.05"), 0.0);
+    let bin = env!("CARGO_BIN_EXE_lossless");
+    let h0 = lab.tap(0);
+    // Host 0 pauses priority 3 for ~1 s (65535 quanta at 1G = 3.4 ms, refreshed every 1 ms).
+    let storm = lab.spawn(
+        0,
+        &[
+            bin,
+            "send-pfc",
+            "--iface",
+            &h0,
+            "--prio",
+            "3",
+            "--quanta",
+            "65535",
+            "--count",
+            "1000",
+            "--interval",
+            "1ms",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let g3 = lab.gen(1, &["--dscp", "3", "--rate", "200M", "--duration", "500ms"]);
+    let s3: Value = serde_json::from_str(&lab.wait(g3, Duration::from_secs(20))).unwrap();
+    lab.wait(storm, Duration::from_secs(10));
+    let xon = lab.exec(
+        0,
+        &[
+            bin, "send-pfc", "--iface", &h0, "--prio", "3", "--quanta", "0",
+        ],
+    );
+    assert!(xon.status.success());
+    std::thread::sleep(Duration::from_millis(300));
+    let r = lab.stop_switch();
+    let p0 = &r["switches"][0]["ports"][0];
+    assert!(u(&p0["pfc"]["rx_xoff"][3]) >= 500, "{}", p0["pfc"]);
+    assert!(u(&p0["pfc"]["rx_xon"][3]) >= 1, "{}", p0["pfc"]);
+    // The switch's queue toward host 0 filled and it paused host 1 in turn.
+    assert!(u(&s3["pfc_rx_frames"]) > 0, "{s3}");
+    assert_eq!(
+        u(&p0["queues"][3]["tx_packets"]),
+        u(&s3["frames"]),
+        "every priority-3 frame was delivered after the XON"
+    );
+    assert_eq!(r["totals"]["lossless_drops"], 0);
+    assert_accounted(&r);
+}
+
+#[test]
+fn a_vlan_tag_the_kernel_lifts_is_put_back_before_classification() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    // Trust PCP: the tag must reach the classifier as it was on the wire.
+    let spec = SwitchSpec {
+        qos: ", trust: dot1p",
+        ..SwitchSpec::veth(2, "1G")
+    };
+    let mut lab = Lab::with("vv", true, &spec, &[]);
+    assert_eq!(lab.ping(1, 0, 2, "0.05"), 0.0);
+    // Twenty frames tagged VLAN 7, PCP 3, DSCP 0, from host 0 to host 1's MAC, sent on a
+    // raw socket (the host needs no VLAN module for that).
+    let mac = |i: usize| {
+        let o = lab.exec(
+            i,
+            &["cat", &format!("/sys/class/net/{}/address", lab.tap(i))],
+        );
+        String::from_utf8_lossy(&o.stdout).trim().replace(':', "")
+    };
+    let frame = format!(
+        "{}{}8100{:04x}0800{}",
+        mac(1),
+        mac(0),
+        (3 << 13) | 7,
+        "45000020000000004011000ac6120001c612000204d204d2000c0000deadbeef"
+    );
+    let script = format!(
+        "import socket\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind(('{}',0))\n\
+         f=bytes.fromhex('{frame}')+bytes(18)\nfor _ in range(20): s.send(f)\n",
+        lab.tap(0)
+    );
+    let o = lab.exec(0, &["python3", "-c", &script]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(300));
+    let r = lab.stop_switch();
+    // The tagged frames left port 1, with their tag, on queue 3 (PCP 3); untagged they
+    // would have been classified to queue 0.
+    let q = &r["switches"][0]["ports"][1]["queues"];
+    assert_eq!(u(&q[3]["tx_packets"]), 20, "{q}");
+    assert_accounted(&r);
+}
+
+#[test]
+fn a_veth_whose_peer_goes_down_is_served_again_and_one_deleted_is_reported_gone() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let mut lab = Lab::with("vl", true, &SwitchSpec::veth(3, "1G"), &[]);
+    assert_eq!(lab.ping(0, 1, 3, "0.05"), 0.0);
+    lab.set_host_link(1, "down");
+    // The switch watches carrier every 100 ms.
+    std::thread::sleep(Duration::from_millis(400));
+    lab.set_host_link(1, "up");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(lab.ping(0, 1, 10, "0.05"), 0.0, "served again");
+    lab.delete_host(2);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        lab.ping(0, 1, 5, "0.05"),
+        0.0,
+        "the others are still served"
+    );
+    let r = lab.stop_switch();
+    assert!(u(&r["tap"]["link_changes"]) >= 2, "{}", r["tap"]);
+    assert_eq!(port(&r, 1)["state"], "up");
+    assert_eq!(port(&r, 2)["state"], "gone");
+    assert_eq!(r["tap"]["ports_gone"], serde_json::json!(["eth3"]));
+    assert!(u(&r["switches"][0]["fdb"]["flushed"]) >= 1);
+}
+
+#[test]
+fn a_missing_interface_and_one_another_switch_serves_are_one_line_errors() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let lab = Lab::with("vm", false, &SwitchSpec::veth(2, "1G"), &[]);
+    let cfg = lab.dir.join("second.yaml");
+    let try_tap = |ports: &str| {
+        std::fs::write(
+            &cfg,
+            format!("switches:\n  - name: s2\n    ports: [{ports}]\n"),
+        )
+        .unwrap();
+        common::lab::sh(&[
+            "ip",
+            "netns",
+            "exec",
+            &lab.switch_ns(),
+            env!("CARGO_BIN_EXE_lossless"),
+            "tap",
+            cfg.to_str().unwrap(),
+            "--duration",
+            "1s",
+            "--quiet",
+        ])
+    };
+    for (ports, expect) in [
+        (
+            "{iface: eth9}",
+            "cannot attach to interface `eth9`: no interface `eth9` in this network namespace",
+        ),
+        (
+            "{iface: eth1}",
+            "cannot attach to interface `eth1`: another `lossless tap` (pid",
+        ),
+    ] {
+        let o = try_tap(ports);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{ports}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].contains(expect), "{ports}: {err}");
+    }
+}
