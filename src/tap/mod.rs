@@ -51,6 +51,10 @@ const MIN_WAIT: Duration = Duration::from_micros(5);
 /// transmitter's catch-up, so shaping stays exact, and frames that arrive wait at most this
 /// long (the cable of [`crate::cable`] bounds what piles up).
 const BUSY_WAIT: Duration = Duration::from_micros(100);
+/// Frames moved (taken plus started) in a round at or below which the load counts as
+/// light: the next wait ends when a frame is due, or when one arrives, not after
+/// [`BUSY_WAIT`].
+const LIGHT_ROUND: usize = 4;
 /// Longest single wait, so stop requests and stats lines are never late by more.
 const MAX_WAIT: Duration = Duration::from_millis(50);
 /// Most frames taken from the read queues before the switch transmits.
@@ -283,13 +287,20 @@ impl TapSwitch {
         let deadline = opts.duration.map(|d| self.start + d);
         let mut frames = Vec::with_capacity(TAKE_BATCH);
         let mut busy = false;
+        // Frames taken and started in the last round.
+        let mut moved = 0;
         while !stop.load(Ordering::Relaxed) && deadline.is_none_or(|d| Instant::now() < d) {
             let now = self.now();
             let until_due = match self.sw.poll_timeout() {
                 Some(t) => Duration::from_nanos(t.saturating_sub(now).as_ps() / 1000),
                 None => MAX_WAIT,
             };
-            let wait = if busy {
+            // A few frames (a ping, a request) leave when due: batching them would only
+            // add the batch wait to their latency. Under load, batches.
+            let light = moved <= LIGHT_ROUND;
+            let wait = if busy && light {
+                until_due.clamp(MIN_WAIT, BUSY_WAIT)
+            } else if busy {
                 BUSY_WAIT
             } else if until_due.is_zero() {
                 Duration::ZERO
@@ -297,16 +308,22 @@ impl TapSwitch {
                 until_due.clamp(MIN_WAIT, MAX_WAIT)
             };
             self.wakeups += 1;
-            for (port, e) in self.inbox.take(TAKE_BATCH, wait, !busy, &mut frames) {
+            for (port, e) in self
+                .inbox
+                .take(TAKE_BATCH, wait, !busy || light, &mut frames)
+            {
                 self.port_gone(port, &e);
             }
             let now = self.now();
             busy = !frames.is_empty();
+            moved = frames.len();
             for (port, data) in frames.drain(..) {
                 self.receive(port, data, now);
             }
             self.check_links(now);
-            busy |= self.transmit(now) > 0;
+            let started = self.transmit(now);
+            moved += started;
+            busy |= started > 0;
             if let Some(t) = next_stats.filter(|t| Instant::now() >= *t) {
                 if opts.stats.is_some() {
                     self.print_stats();
@@ -436,10 +453,19 @@ impl TapSwitch {
             let batch = std::mem::take(&mut p.batch);
             let n = batch.len() as u64;
             match &p.writer {
+                // A few frames and an idle writer: written here, without waking a thread
+                // (a wake-up costs more than the write). Under load the writer takes them.
+                Some(_)
+                    if started <= LIGHT_ROUND && p.stats.pending.load(Ordering::Acquire) == 0 =>
+                {
+                    threads::write_batch(&p.tap, &batch, &p.stats);
+                }
                 Some(w) => {
+                    p.stats.pending.fetch_add(n, Ordering::Release);
                     if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
                         w.try_send(batch)
                     {
+                        p.stats.pending.fetch_sub(n, Ordering::Release);
                         p.stats.overrun(n);
                     }
                 }

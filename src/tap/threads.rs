@@ -44,6 +44,9 @@ pub struct PortIoStats {
     pub write_overruns: AtomicU64,
     /// A write failed: the host has set the link down (cleared by the pipeline thread).
     pub link_down: AtomicBool,
+    /// Frames handed to the writer that it has not finished yet (while nonzero, the
+    /// pipeline thread does not write data frames itself: they would overtake these).
+    pub pending: AtomicU64,
 }
 
 impl PortIoStats {
@@ -130,6 +133,19 @@ pub fn spawn_reader(
         })
 }
 
+/// Write `batch` to `tap`, counting each frame; after a failed write (the link is down)
+/// the rest of the batch is counted as failed too.
+pub fn write_batch(tap: &Device, batch: &[Vec<u8>], stats: &PortIoStats) {
+    for (k, frame) in batch.iter().enumerate() {
+        let r = tap.write(frame);
+        stats.written(&r);
+        if r.is_err() {
+            PortIoStats::add(&stats.write_errors, (batch.len() - k - 1) as u64);
+            break;
+        }
+    }
+}
+
 /// Start port `port`'s writer; it ends when the sending side of `batches` is dropped and
 /// every batch queued before has been written.
 pub fn spawn_writer(
@@ -143,15 +159,10 @@ pub fn spawn_writer(
         .spawn(move || {
             let _ = realtime.apply(IO_PRIORITY);
             for batch in batches {
-                for (k, frame) in batch.iter().enumerate() {
-                    let r = tap.write(frame);
-                    stats.written(&r);
-                    if r.is_err() {
-                        // The link is down: the rest of the batch cannot go either.
-                        PortIoStats::add(&stats.write_errors, (batch.len() - k - 1) as u64);
-                        break;
-                    }
-                }
+                write_batch(&tap, &batch, &stats);
+                stats
+                    .pending
+                    .fetch_sub(batch.len() as u64, Ordering::Release);
             }
         })
 }
