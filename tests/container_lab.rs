@@ -164,40 +164,13 @@ fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
-#[test]
-fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
-    if let Some(why) = missing() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "container test cannot run in CI: {why}"
-        );
-        eprintln!("skipping container test: {why}");
-        return;
-    }
-    let tag = format!("k{}", std::process::id() % 100_000);
-    let dir = std::env::temp_dir().join(format!("lossless-container-{tag}"));
-    std::fs::create_dir_all(dir.join("cfg")).unwrap();
-    std::fs::create_dir_all(dir.join("out")).unwrap();
-    let conf = dir.join("containers.conf");
-    std::fs::write(
-        &conf,
-        "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n",
-    )
-    .unwrap();
-    let mut node = Node {
-        image: format!("localhost/lossless-test:{tag}"),
-        container: format!("lossless-test-{tag}"),
-        tag,
-        dir: dir.clone(),
-        conf: conf.clone(),
-        namespaces: Vec::new(),
-    };
-    // Build the image from the binary under test.
+/// Build the image from the binary under test, with the script users run.
+fn build_image(node: &Node) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/container-image.sh");
     let o = Command::new(script)
         .arg(&node.image)
         .env("BIN", env!("CARGO_BIN_EXE_lossless"))
-        .env("CONTAINERS_CONF", &conf)
+        .env("CONTAINERS_CONF", &node.conf)
         .env("PODMAN_OPTS", "--runtime runc --cgroup-manager cgroupfs")
         .output()
         .unwrap();
@@ -207,6 +180,10 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// The node's switch file: two 1G interface ports, priority 3 lossless.
+fn write_switch(dir: &std::path::Path) {
     std::fs::write(
         dir.join("cfg/switch.yaml"),
         "# containerlab node: the links arrive as eth1, eth2\nswitches:\n  - name: clab-sw\n    \
@@ -218,6 +195,61 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
          queue: {\"3\": q_lossless}\n    qos: {pfc_enable: [3]}\n    forwarding: {mode: l2}\n",
     )
     .unwrap();
+}
+
+/// iperf3 TCP from host 1 to host 2 across the node, Gbit/s received.
+fn iperf3_across(node: &Node) -> f64 {
+    let srv = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &node.host_ns(2),
+            "iperf3",
+            "-s",
+            "-1",
+            "-B",
+            "198.18.0.2",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut srv = common::procs::Reaper(Some(srv));
+    std::thread::sleep(Duration::from_millis(300));
+    let c = node.in_host(1, &["iperf3", "-c", "198.18.0.2", "-t", "2", "-J"]);
+    let v: Value = serde_json::from_slice(&c.stdout)
+        .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&c.stderr)));
+    let gbps = v["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap()
+        / 1e9;
+    srv.wait(Duration::from_secs(10));
+    gbps
+}
+
+/// Build the image, write the node's switch file and start the container with no network,
+/// as containerlab starts a node before it plugs the links in.
+fn start_node() -> Node {
+    let tag = format!("k{}", std::process::id() % 100_000);
+    let dir = std::env::temp_dir().join(format!("lossless-container-{tag}"));
+    std::fs::create_dir_all(dir.join("cfg")).unwrap();
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let conf = dir.join("containers.conf");
+    std::fs::write(
+        &conf,
+        "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n",
+    )
+    .unwrap();
+    let node = Node {
+        image: format!("localhost/lossless-test:{tag}"),
+        container: format!("lossless-test-{tag}"),
+        tag,
+        dir: dir.clone(),
+        conf: conf.clone(),
+        namespaces: Vec::new(),
+    };
+    build_image(&node);
+    write_switch(&dir);
     let cfg = format!("{}:/etc/lossless:ro", dir.join("cfg").display());
     let out = format!("{}:/out", dir.join("out").display());
     node.podman_ok(&[
@@ -246,6 +278,21 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
         "--json",
         "/out/report.json",
     ]);
+    node
+}
+
+#[test]
+fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "container test cannot run in CI: {why}"
+        );
+        eprintln!("skipping container test: {why}");
+        return;
+    }
+    let mut node = start_node();
+    let dir = node.dir.clone();
     // It waits for its links before serving.
     wait_for("the wait message", Duration::from_secs(20), || {
         node.logs().contains("waiting for eth1, eth2")
@@ -260,34 +307,9 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
         &["ping", "-c", "50", "-i", "0.01", "-W", "1", "198.18.0.2"],
     );
     assert_eq!(loss_percent(&ping), 0.0, "{}", node.logs());
-    // iperf3 TCP across the node.
-    let srv = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &node.host_ns(2),
-            "iperf3",
-            "-s",
-            "-1",
-            "-B",
-            "198.18.0.2",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut srv = common::lab::Reaper(Some(srv));
-    std::thread::sleep(Duration::from_millis(300));
-    let c = node.in_host(1, &["iperf3", "-c", "198.18.0.2", "-t", "2", "-J"]);
-    let v: Value = serde_json::from_slice(&c.stdout)
-        .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&c.stderr)));
-    let gbps = v["end"]["sum_received"]["bits_per_second"]
-        .as_f64()
-        .unwrap()
-        / 1e9;
+    let gbps = iperf3_across(&node);
     eprintln!("iperf3 TCP through the container's 1G ports: {gbps:.3} Gbit/s");
     assert!(gbps > 0.5, "{gbps} Gbit/s");
-    srv.wait(Duration::from_secs(10));
     // A PFC frame from host 1 is counted on eth1 (Ethernet0), priority 3.
     let bin = env!("CARGO_BIN_EXE_lossless");
     let h1 = format!("{}h1", node.tag);
@@ -356,5 +378,5 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
         assert_eq!(u(&live["tap"][k]), u(&r["tap"][k]), "{k}");
     }
     assert_eq!(r["totals"]["lossless_drops"], 0);
-    common::lab::assert_accounted(&r);
+    common::ledger::assert_accounted(&r);
 }

@@ -5,7 +5,8 @@
 
 mod common;
 
-use common::lab::{assert_accounted, must, prerequisites, Lab, SwitchSpec};
+use common::lab::{must, prerequisites, Lab, SwitchSpec};
+use common::ledger::assert_accounted;
 use serde_json::Value;
 use std::io::BufRead;
 use std::time::Duration;

@@ -144,57 +144,8 @@ fn prometheus_scrapes_the_live_counters_and_they_match_the_final_report() {
     let up = prom.query("up{job=\"lossless\"}", Duration::from_secs(10));
     assert_eq!(up, 1.0);
 
-    // The exposition passes promtool's lint.
-    let body = sh(&[
-        "curl",
-        "-s",
-        "--max-time",
-        "5",
-        &format!("http://{addr}/metrics"),
-    ])
-    .stdout;
-    let mut lint = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    lint.stdin.take().unwrap().write_all(&body).unwrap();
-    let lint = lint.wait_with_output().unwrap();
-    assert!(
-        lint.status.success(),
-        "promtool: {}{}",
-        String::from_utf8_lossy(&lint.stdout),
-        String::from_utf8_lossy(&lint.stderr)
-    );
-    let text = String::from_utf8_lossy(&body);
-    for family in [
-        "lossless_pfc_tx_frames_total{switch=\"vsw\",port=\"Ethernet0\",priority=\"3\"}",
-        "lossless_queue_watermark_bytes{",
-        "lossless_pg_headroom_watermark_bytes{",
-        "lossless_pool_watermark_bytes{",
-        "lossless_tap_read_frames_total{",
-    ] {
-        assert!(text.contains(family), "{family} missing");
-    }
-
-    // `lossless show` prints SONiC's tables from the running switch.
-    for (table, header) in [
-        ("pfc", "PFC Rx: frames"),
-        ("queue", "Egress queues"),
-        ("watermark", "Pool watermarks"),
-        ("ledger", "Written"),
-    ] {
-        let o = show(&[table, "--from", &addr]);
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{table}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(out.contains(header), "{table}: {out}");
-    }
+    lint_exposition(&addr);
+    show_tables(&addr);
 
     // Quiet now: the last live report is the final one.
     std::thread::sleep(Duration::from_millis(300));
@@ -236,6 +187,64 @@ fn prometheus_scrapes_the_live_counters_and_they_match_the_final_report() {
     for l in lines.lines() {
         let v: Value = serde_json::from_str(l).unwrap();
         assert!(v["tap"]["read_frames"].is_u64());
+    }
+}
+
+/// The exposition passes promtool's lint and has the families the issue names.
+fn lint_exposition(addr: &str) {
+    // The exposition passes promtool's lint.
+    let body = sh(&[
+        "curl",
+        "-s",
+        "--max-time",
+        "5",
+        &format!("http://{addr}/metrics"),
+    ])
+    .stdout;
+    let mut lint = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    lint.stdin.take().unwrap().write_all(&body).unwrap();
+    let lint = lint.wait_with_output().unwrap();
+    assert!(
+        lint.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    let text = String::from_utf8_lossy(&body);
+    for family in [
+        "lossless_pfc_tx_frames_total{switch=\"vsw\",port=\"Ethernet0\",priority=\"3\"}",
+        "lossless_queue_watermark_bytes{",
+        "lossless_pg_headroom_watermark_bytes{",
+        "lossless_pool_watermark_bytes{",
+        "lossless_tap_read_frames_total{",
+    ] {
+        assert!(text.contains(family), "{family} missing");
+    }
+}
+
+/// `lossless show` prints SONiC's tables from the running switch.
+fn show_tables(addr: &str) {
+    // `lossless show` prints SONiC's tables from the running switch.
+    for (table, header) in [
+        ("pfc", "PFC Rx: frames"),
+        ("queue", "Egress queues"),
+        ("watermark", "Pool watermarks"),
+        ("ledger", "Written"),
+    ] {
+        let o = show(&[table, "--from", addr]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{table}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.contains(header), "{table}: {out}");
     }
 }
 

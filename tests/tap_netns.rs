@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::lab::{assert_accounted, prerequisites, Lab, SwitchSpec};
+use common::lab::{prerequisites, Lab, SwitchSpec};
+use common::ledger::assert_accounted;
 use serde_json::Value;
 use std::time::Duration;
 

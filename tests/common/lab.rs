@@ -16,6 +16,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
+
+use super::procs::Hog;
 use std::time::{Duration, Instant};
 
 /// A unicast MAC behind port 0 that no host owns: frames to it cross the switch and are
@@ -80,39 +82,6 @@ pub fn must(args: &[&str]) {
         "{args:?}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-/// A busy loop on every core while it lives (killed, by pid, on drop).
-pub struct Hog {
-    procs: Vec<Child>,
-}
-
-impl Hog {
-    /// One busy-loop process per core.
-    pub fn start() -> Hog {
-        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let procs = (0..n)
-            .map(|_| {
-                Command::new("sh")
-                    .args(["-c", "while :; do :; done"])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("sh")
-            })
-            .collect();
-        Hog { procs }
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        for p in &mut self.procs {
-            let _ = p.kill();
-            let _ = p.wait();
-        }
-    }
 }
 
 /// The switch a lab runs: `ports` ports at `speed`, priority 3 lossless with the headroom
@@ -597,89 +566,4 @@ pub fn loss_percent(ping: &Output) -> f64 {
         .trim_end_matches('%')
         .parse()
         .unwrap()
-}
-
-/// The accounting a TAP run's JSON must balance: frames read are frames the switch
-/// received; its ledger balances; every frame it sent out of a port was written to the
-/// TAP, failed (link down) or overran the writer's queue; and, where the kernel's counters
-/// were read, the kernel counted as handed over exactly the frames the switch read (what
-/// the host sent besides went to the ring's `host_tx_dropped`).
-pub fn assert_accounted(r: &Value) {
-    let sw = &r["switches"][0];
-    let tap = &r["tap"];
-    let u = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"));
-    let ports = sw["ports"].as_array().unwrap();
-    let rx: u64 = ports.iter().map(|p| u(&p["rx_packets"])).sum();
-    assert_eq!(u(&tap["read_frames"]), rx, "read = received: {tap}");
-    let l = &sw["ledger"];
-    assert_eq!(
-        u(&l["received"]),
-        u(&l["consumed"]) + u(&l["dropped_on_receive"]) + u(&l["forwarded"]),
-        "{l}"
-    );
-    assert_eq!(u(&l["copies"]), u(&l["refused"]) + u(&l["queued"]), "{l}");
-    assert_eq!(
-        u(&l["queued"]),
-        u(&l["sent"]) + u(&l["dropped_from_queue"]) + u(&l["still_queued"]),
-        "{l}"
-    );
-    let drops: u64 = sw["drops_by_reason"]
-        .as_object()
-        .unwrap()
-        .values()
-        .map(u)
-        .sum();
-    assert_eq!(
-        drops,
-        u(&l["dropped_on_receive"]) + u(&l["refused"]) + u(&l["dropped_from_queue"]),
-        "{l}"
-    );
-    for (p, t) in ports.iter().zip(tap["ports"].as_array().unwrap()) {
-        let out = u(&t["written_frames"]) + u(&t["write_errors"]) + u(&t["write_overruns"]);
-        assert_eq!(
-            u(&p["tx_packets"]),
-            out,
-            "{} sent = written + failed: {t}",
-            p["port"]
-        );
-        assert_eq!(u(&t["read_frames"]), u(&p["rx_packets"]), "{t}");
-        if let Some(k) = t["kernel"].as_object() {
-            if t["device"] == "iface" {
-                // An interface counts every frame it received; the socket's full ring
-                // and oversize frames account for those the switch did not read.
-                assert_eq!(
-                    u(&k["host_tx_packets"]),
-                    u(&t["read_frames"]) + u(&k["host_tx_dropped"]) + u(&t["oversize_frames"]),
-                    "{t}"
-                );
-            } else {
-                assert_eq!(u(&k["host_tx_packets"]), u(&t["read_frames"]), "{t}");
-            }
-            assert!(u(&k["host_rx_packets"]) <= u(&t["written_frames"]), "{t}");
-        }
-    }
-}
-
-/// A process this test started, killed (by pid) on drop if it has not finished.
-pub struct Reaper(pub Option<Child>);
-
-impl Reaper {
-    /// Wait at most `limit` for it to finish.
-    pub fn wait(&mut self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        if let Some(c) = self.0.as_mut() {
-            while c.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    }
-}
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
 }

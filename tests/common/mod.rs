@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod lab;
+pub mod ledger;
+pub mod procs;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

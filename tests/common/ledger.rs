@@ -1,0 +1,65 @@
+//! The balance a `lossless tap` report must strike: every frame read, written, dropped or
+//! lost somewhere it is counted.
+
+use serde_json::Value;
+
+/// The accounting a TAP run's JSON must balance: frames read are frames the switch
+/// received; its ledger balances; every frame it sent out of a port was written to the
+/// TAP, failed (link down) or overran the writer's queue; and, where the kernel's counters
+/// were read, the kernel counted as handed over exactly the frames the switch read (what
+/// the host sent besides went to the ring's `host_tx_dropped`).
+pub fn assert_accounted(r: &Value) {
+    let sw = &r["switches"][0];
+    let tap = &r["tap"];
+    let u = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"));
+    let ports = sw["ports"].as_array().unwrap();
+    let rx: u64 = ports.iter().map(|p| u(&p["rx_packets"])).sum();
+    assert_eq!(u(&tap["read_frames"]), rx, "read = received: {tap}");
+    let l = &sw["ledger"];
+    assert_eq!(
+        u(&l["received"]),
+        u(&l["consumed"]) + u(&l["dropped_on_receive"]) + u(&l["forwarded"]),
+        "{l}"
+    );
+    assert_eq!(u(&l["copies"]), u(&l["refused"]) + u(&l["queued"]), "{l}");
+    assert_eq!(
+        u(&l["queued"]),
+        u(&l["sent"]) + u(&l["dropped_from_queue"]) + u(&l["still_queued"]),
+        "{l}"
+    );
+    let drops: u64 = sw["drops_by_reason"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(u)
+        .sum();
+    assert_eq!(
+        drops,
+        u(&l["dropped_on_receive"]) + u(&l["refused"]) + u(&l["dropped_from_queue"]),
+        "{l}"
+    );
+    for (p, t) in ports.iter().zip(tap["ports"].as_array().unwrap()) {
+        let out = u(&t["written_frames"]) + u(&t["write_errors"]) + u(&t["write_overruns"]);
+        assert_eq!(
+            u(&p["tx_packets"]),
+            out,
+            "{} sent = written + failed: {t}",
+            p["port"]
+        );
+        assert_eq!(u(&t["read_frames"]), u(&p["rx_packets"]), "{t}");
+        if let Some(k) = t["kernel"].as_object() {
+            if t["device"] == "iface" {
+                // An interface counts every frame it received; the socket's full ring
+                // and oversize frames account for those the switch did not read.
+                assert_eq!(
+                    u(&k["host_tx_packets"]),
+                    u(&t["read_frames"]) + u(&k["host_tx_dropped"]) + u(&t["oversize_frames"]),
+                    "{t}"
+                );
+            } else {
+                assert_eq!(u(&k["host_tx_packets"]), u(&t["read_frames"]), "{t}");
+            }
+            assert!(u(&k["host_rx_packets"]) <= u(&t["written_frames"]), "{t}");
+        }
+    }
+}
