@@ -6,7 +6,8 @@
 //! * [`units`]: `Time` (ps), `Rate` (bit/s), `Bytes`, `Length`; wire time and pause quanta.
 //! * [`named`]: the words that name the values of closed types (YAML, CLI, reports).
 //! * [`headroom`]: minimum PFC headroom from speed, cable, MTU and peer response.
-//! * [`mmu`]: pools, reserved space, dynamic/static thresholds, PFC headroom, admission.
+//! * [`mmu`]: pools, reserved space, dynamic/static thresholds, PFC headroom, admission;
+//!   [`asic`]: its chip-specific choices (where the crossing packet goes, the XON limit).
 //! * [`pfc`]: pause timers (reaction) and XOFF/XON generation with refresh.
 //! * [`wred`]: WRED drop / ECN marking curves per colour.
 //! * [`scheduler`]: strict priority + DWRR.
@@ -14,6 +15,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod asic;
 pub mod headroom;
 pub mod mmu;
 pub mod named;

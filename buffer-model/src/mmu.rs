@@ -4,14 +4,18 @@
 //! Admission (docs/architecture.md, "Traffic manager"): a packet first uses its PG's reservation, then the pool's shared
 //! space while the PG's shared use `x` after admission satisfies `x ≤ α·(S − X)` (`X` the
 //! pool's shared use after admission) or `x ≤ static_th`. On a lossless PG the packet that
-//! would cross the limit turns XOFF on and is stored in headroom, as are all later packets
-//! while headroom is in use; only full headroom drops a lossless packet. Egress admission is
+//! would cross the limit turns XOFF on and is stored where the ASIC stores it
+//! ([`Crossing`]: in headroom, or in shared space over the limit by that one packet); all
+//! later packets go to headroom while headroom is in use or XOFF stands; only full
+//! headroom drops a lossless packet. XON follows the live limit or the one latched at XOFF
+//! ([`XonLimit`]). Egress admission is
 //! the same without headroom, and a packet enters only if ingress and egress both admit.
 //!
 //! Release returns a PG's cells headroom first, then shared, then reserved (the order
 //! Broadcom-style MMUs use), so headroom empties as soon as the oldest packets leave and XON
 //! can follow while the queue still holds data to send.
 
+pub use crate::asic::{Behaviour, Crossing, XonLimit};
 use crate::units::Bytes;
 
 /// Number of priorities, priority groups and queues per port.
@@ -166,6 +170,8 @@ pub struct PgState {
     pub headroom_used: u64,
     /// XOFF has been sent for this PG and no XON since.
     pub xoff: bool,
+    /// The shared limit in bytes when XOFF was decided (for [`XonLimit::Latched`]).
+    pub xoff_limit: u64,
     /// Peak shared use in cells.
     pub shared_watermark: u64,
     /// Peak headroom use in cells.
@@ -217,6 +223,8 @@ pub struct Mmu {
     pgs: Vec<PgState>,
     /// Egress accounting, index [`slot`]`(port, queue)`.
     queues: Vec<QueueBuf>,
+    /// The ASIC's choices.
+    behaviour: Behaviour,
 }
 
 /// Where (`port`, `pg`) or (`port`, `queue`) sits in the MMU's per-port tables.
@@ -295,7 +303,14 @@ impl Mmu {
             pools,
             pgs,
             queues,
+            behaviour: Behaviour::default(),
         }
+    }
+
+    /// This MMU with the ASIC choices `b`.
+    pub fn with_behaviour(mut self, b: Behaviour) -> Mmu {
+        self.behaviour = b;
+        self
     }
 
     /// Bytes per cell.
@@ -367,7 +382,8 @@ impl Mmu {
     }
 
     /// Where `cells` more cells would go for ingress (port, pg): Ok((reserved, shared,
-    /// headroom, crosses)) or the refusal.
+    /// headroom, crosses)) or the refusal. With [`Crossing::Shared`] the crossing packet's
+    /// shared part stays in shared space when the pool physically holds it.
     fn plan_ingress(&self, i: usize, cells: u64) -> Result<(u64, u64, u64, bool), Refusal> {
         let pg = &self.pgs[i];
         let pool = &self.pools[pg.pool];
@@ -383,7 +399,9 @@ impl Mmu {
                 Err(Refusal::HeadroomFull)
             }
         };
-        if pg.lossless && pg.headroom_used > 0 {
+        if pg.lossless
+            && (pg.headroom_used > 0 || (pg.xoff && self.behaviour.crossing == Crossing::Shared))
+        {
             return to_headroom(false);
         }
         let from_reserved = cells.min(pg.reserved - pg.reserved_used.min(pg.reserved));
@@ -395,6 +413,12 @@ impl Mmu {
         let x = pg.shared_used + from_shared;
         if self.shared_fits(th, pg.pool, x, pool.shared_used + from_shared) {
             Ok((from_reserved, from_shared, 0, false))
+        } else if pg.lossless
+            && !pg.xoff
+            && self.behaviour.crossing == Crossing::Shared
+            && pool.shared_used + from_shared <= pool.size_cells
+        {
+            Ok((from_reserved, from_shared, 0, true))
         } else if pg.lossless {
             to_headroom(!pg.xoff)
         } else {
@@ -431,6 +455,8 @@ impl Mmu {
     ) -> Result<Admitted, Refusal> {
         let cells = len.div_ceil(self.cell);
         let (i, j) = (slot(in_port, pg), slot(out_port, queue));
+        // The limit this frame is tested against, latched if it turns XOFF on.
+        let limit_now = self.pg_limit_with_bytes(in_port, pg, cells);
         let (ir, is, ih, crosses) = match self.plan_ingress(i, cells) {
             Ok(plan) => plan,
             Err(r) => {
@@ -449,6 +475,7 @@ impl Mmu {
         pg_state.headroom_watermark = pg_state.headroom_watermark.max(pg_state.headroom_used);
         if crosses {
             pg_state.xoff = true;
+            pg_state.xoff_limit = limit_now;
         }
         let ipool = &mut self.pools[pg_state.pool];
         ipool.shared_used += is;
@@ -545,9 +572,11 @@ impl Mmu {
     }
 
     fn xon_level_of(&self, p: &PgState) -> u64 {
-        p.xon
-            .get()
-            .max(self.limit_of(p).saturating_sub(p.xon_offset.get()))
+        let limit = match self.behaviour.xon_limit {
+            XonLimit::Latched if p.xoff => p.xoff_limit,
+            _ => self.limit_of(p),
+        };
+        p.xon.get().max(limit.saturating_sub(p.xon_offset.get()))
     }
 
     /// If PG slot `i` is in XOFF and meets the XON condition (no headroom in use and shared

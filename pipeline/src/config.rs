@@ -359,6 +359,8 @@ pub struct SwitchConfig {
     pub forwarding: Forwarding,
     /// Seed of the switch's RNG (WRED).
     pub seed: u64,
+    /// The MMU's ASIC choices: where the crossing packet goes, which limit XON follows.
+    pub mmu: lossless_buffer_model::mmu::Behaviour,
 }
 
 impl SwitchConfig {
@@ -384,6 +386,7 @@ impl SwitchConfig {
             qos,
             forwarding: Forwarding::default(),
             seed: Self::DEFAULT_SEED,
+            mmu: Default::default(),
         }
     }
 

@@ -82,6 +82,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
     let port = PortConfig::default();
     let qos = QosConfig::default();
     let sw = SwitchConfig::with_ports("", Vec::new());
+    let mmu = lossless_buffer_model::mmu::Behaviour::default();
     let wd = WatchdogConfig::default();
     let flowlet = FlowletConfig::default();
     let nic = NicConfig::default();
@@ -106,6 +107,8 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("switches[].pipeline_latency", sw.pipeline_latency.to_string(), "last bit in to earliest first bit out"),
         ("switches[].buffer", "Tomahawk-like plan".into(), "see the buffer.* lines below"),
         ("buffer.cell", default_plan::CELL.to_string(), "accounting unit"),
+        ("buffer.crossing_packet", mmu.crossing.word().into(), "where the packet that sends XOFF is stored (shared: Tomahawk 1)"),
+        ("buffer.xon_limit", mmu.xon_limit.word().into(), "XON from the live limit (latched: the one at XOFF)"),
         ("buffer.pools", pools.join(", "), "shared sizes; reservations and headroom are outside them"),
         ("buffer lossless PGs", format!("dynamic_th {}, headroom: the larger computed minimum, xon_offset {} MTUs", default_plan::LOSSLESS_DYNAMIC_TH, default_plan::XON_OFFSET_MTUS), "one per pfc_enable priority"),
         ("buffer lossy PGs and queues", format!("dynamic_th {}; queues reserve {}", default_plan::LOSSY_DYNAMIC_TH, default_plan::LOSSY_QUEUE_RESERVED), "every other PG and queue"),

@@ -3,7 +3,7 @@
 
 use crate::config::{Attach, SwitchSpec};
 use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomNeed};
-use lossless_buffer_model::mmu::{PoolKind, ProfileSpec, Threshold};
+use lossless_buffer_model::mmu::{Behaviour, Crossing, PoolKind, ProfileSpec, Threshold, XonLimit};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::PRIORITIES;
 use lossless_pipeline::config::{FlowControl, Forwarding, Trust};
@@ -126,6 +126,20 @@ fn header(o: &mut String, spec: &SwitchSpec) {
             w.action, w.detection_time, w.restoration_time
         ))
     );
+    if c.mmu != Behaviour::default() {
+        let _ = writeln!(
+            o,
+            "  mmu: the packet that crosses a lossless limit goes to {}; XON follows the {} limit",
+            match c.mmu.crossing {
+                Crossing::Headroom => "headroom",
+                Crossing::Shared => "shared space (over the limit by that packet)",
+            },
+            match c.mmu.xon_limit {
+                XonLimit::Live => "live",
+                XonLimit::Latched => "latched (at XOFF)",
+            }
+        );
+    }
     let _ = writeln!(o, "  pools:");
     for p in &c.pools {
         let kind = match p.kind {

@@ -143,7 +143,8 @@ impl Switch {
             cfg.pools.clone(),
             &cfg.pg_profiles,
             &cfg.queue_profiles,
-        );
+        )
+        .with_behaviour(cfg.mmu);
         let fwd = match &cfg.forwarding {
             Forwarding::L2 {
                 static_fdb,

@@ -107,6 +107,11 @@ pub struct BufferRaw {
     /// Queue range → profile name, for every port.
     #[serde(default)]
     pub queue: BTreeMap<String, Val<String>>,
+    /// Where a lossless PG stores the packet that crosses its limit: `headroom` or
+    /// `shared`.
+    pub crossing_packet: Option<Val<String>>,
+    /// The limit XON is measured from: `live` or `latched` (at XOFF).
+    pub xon_limit: Option<Val<String>>,
 }
 
 /// A pool.

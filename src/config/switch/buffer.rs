@@ -7,7 +7,7 @@ use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{BufferRaw, Val};
 use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
-use lossless_buffer_model::mmu::{PoolKind, PoolSpec, ProfileSpec, Threshold};
+use lossless_buffer_model::mmu::{Behaviour, PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::{Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
 use lossless_pipeline::default_plan;
@@ -32,6 +32,8 @@ pub struct Plan {
     pub queue_names: Vec<String>,
     /// Where each profile is defined, for warnings.
     pub profile_lines: BTreeMap<String, Option<u64>>,
+    /// The MMU's ASIC choices (crossing packet, XON limit).
+    pub behaviour: Behaviour,
 }
 
 impl Plan {
@@ -126,10 +128,19 @@ pub fn resolve(
             return d.error(pgs[pg].2, &k.at("pg").at(&pg.to_string()), format!("PFC is enabled on priority {t}, which maps to PG {pg}, but profile `{}` has no xoff: a PFC priority needs a lossless PG profile", pgs[pg].1));
         }
     }
+    let behaviour = Behaviour {
+        crossing: d
+            .opt_word(&b.value.crossing_packet, &k.at("crossing_packet"))?
+            .unwrap_or_default(),
+        xon_limit: d
+            .opt_word(&b.value.xon_limit, &k.at("xon_limit"))?
+            .unwrap_or_default(),
+    };
     let mut plan = Plan {
         cell,
         pools,
         profile_lines: profiles.iter().map(|(n, (_, l))| (n.clone(), *l)).collect(),
+        behaviour,
         ..Plan::default()
     };
     for _ in ports {
@@ -339,6 +350,33 @@ mod tests {
         .to_string();
         assert!(
             e.contains("s.buffer.pools: needs at least one egress pool"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_asic_choices_are_read_and_bad_words_named() {
+        use lossless_buffer_model::mmu::{Behaviour, Crossing, XonLimit};
+        assert_eq!(
+            buffer("").unwrap().scenario.switches[0].config.mmu,
+            Behaviour::default()
+        );
+        let l = buffer("      crossing_packet: shared\n      xon_limit: latched\n").unwrap();
+        assert_eq!(
+            l.scenario.switches[0].config.mmu,
+            Behaviour {
+                crossing: Crossing::Shared,
+                xon_limit: XonLimit::Latched
+            }
+        );
+        let e = buffer("      crossing_packet: pool\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("s.buffer.crossing_packet"), "{e}");
+        assert!(e.contains("headroom") && e.contains("shared"), "{e}");
+        let e = buffer("      xon_limit: fixed\n").unwrap_err().to_string();
+        assert!(
+            e.contains("s.buffer.xon_limit") && e.contains("latched"),
             "{e}"
         );
     }

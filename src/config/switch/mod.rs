@@ -85,6 +85,7 @@ pub fn resolve(
             qos,
             forwarding,
             seed,
+            mmu: plan.behaviour,
         },
         attach,
         pg_profile_names: plan.pg_names,
