@@ -21,6 +21,9 @@
 //!   with it every count matches; with the generic placement (headroom) the ingress drop
 //!   comes one packet early, which the last test shows.
 //!
+//! PFCXonTest is replayed too (`xon_1`, 40G / 300 m): its counts fit only an XON level
+//! latched when XOFF was decided (`buffer.xon_limit: latched`), as the issue said.
+//!
 //! On hardware a few packets leak out before transmit is disabled (`pkts_num_leak_out`,
 //! added by the test to its counts); here transmit is disabled before the first packet,
 //! so nothing leaks and the counts apply as they are.
@@ -150,4 +153,76 @@ fn with_the_crossing_packet_in_headroom_the_drop_comes_one_packet_early() {
     );
     let before = pfctest(r, r.pkts_num_trig_pfc - 1, "headroom");
     assert_eq!(xoffs(&before), 0);
+}
+
+/// PFCXonTest at 40G / 300 m with `xon_limit`: (when the first XON left, ps) or None.
+/// As sai_qos_tests.py sends them (margin 1, no leak-out, one cell per packet): transmit
+/// off on three destinations; `trig − dismiss − margin` = 6,529 packets to the first,
+/// `dismiss + 2·margin − 1` = 13 to the second (the last of them triggers PFC), 1 to the
+/// third; then the second destination's transmit on at 400 µs, the third's at 700 µs.
+fn pfc_xon_test(xon_limit: &str) -> Option<u64> {
+    let r = &TH_300M[0];
+    let (trig, dismiss, margin) = (6542, 12, 1);
+    let (n1, n2, n3) = (trig - dismiss - margin, dismiss + 2 * margin - 1, 1);
+    let text = format!(
+        "# sonic-mgmt PFCXonTest replay (tests/sonic_qos.rs)\n\
+         duration: 1ms\n\
+         switches:\n  - name: th\n    ports: {{count: 4, speed: {speed}, cable: 300m, mtu: 9100}}\n\
+         \x20   pipeline_latency: 0ns\n\
+         \x20   buffer:\n      cell: 208B\n      crossing_packet: shared\n      xon_limit: {xon_limit}\n      pools:\n\
+         \x20       ingress_lossless_pool: {{type: ingress, size: {ing}B, mode: dynamic, xoff: {hdrm}B}}\n\
+         \x20       egress_lossless_pool: {{type: egress, size: {egr}B, mode: static}}\n\
+         \x20       egress_lossy_pool: {{type: egress, size: {lossy}B, mode: dynamic}}\n\
+         \x20     profiles:\n\
+         \x20       pg_lossless: {{pool: ingress_lossless_pool, size: 1248B, dynamic_th: 0, xoff: {xoff}B, xon: 2288B, xon_offset: 2288B}}\n\
+         \x20       egress_lossless_profile: {{pool: egress_lossless_pool, size: 1518B, static_th: {egr}B}}\n\
+         \x20     pg: {{\"3-4\": pg_lossless}}\n      queue: {{\"3-4\": egress_lossless_profile}}\n\
+         \x20   qos: {{pfc_enable: [3, 4]}}\n\
+         hosts:\n  - {{name: h0, attach: th:Ethernet0, nic: {{pfc: ignore}}}}\n  - {{name: h1, attach: th:Ethernet1}}\n\
+         \x20 - {{name: h2, attach: th:Ethernet2}}\n  - {{name: h3, attach: th:Ethernet3}}\n\
+         flows:\n  - {{src: h0, dst: h1, dscp: 3, frame: 64, packets: {n1}}}\n\
+         \x20 - {{src: h0, dst: h2, dscp: 3, frame: 64, packets: {n2}, start: 200us}}\n\
+         \x20 - {{src: h0, dst: h3, dscp: 3, frame: 64, packets: {n3}, start: 300us}}\n\
+         events:\n  - {{at: 0ns, port: th:Ethernet1, tx: disable}}\n  - {{at: 0ns, port: th:Ethernet2, tx: disable}}\n\
+         \x20 - {{at: 0ns, port: th:Ethernet3, tx: disable}}\n\
+         \x20 - {{at: 400us, port: th:Ethernet2, tx: enable}}\n  - {{at: 700us, port: th:Ethernet3, tx: enable}}\n",
+        speed = r.speed,
+        ing = 10_875_072 / SLICES,
+        hdrm = 4_194_112 / SLICES,
+        egr = 15_982_720 / SLICES,
+        lossy = 9_243_812 / SLICES,
+        xoff = r.xoff,
+    );
+    let name = format!("pfcxontest-{xon_limit}.yaml");
+    let j = run(&scenario(&name, &text), &format!("{name}.json"), &[]);
+    let pfc = &j["switches"][0]["ports"][0]["pfc"];
+    assert!(
+        u(&pfc["tx_xoff"][3]) >= 1,
+        "the 6,542nd packet triggers PFC: {pfc}"
+    );
+    assert_eq!(lossless_drops(&j), 0);
+    pfc["first_tx_xon_ps"][3]
+        .as_u64()
+        .or(pfc["last_tx_xon_ps"][3].as_u64())
+}
+
+#[test]
+fn pfc_xon_test_passes_with_the_xon_level_latched_at_xoff() {
+    // Latched: XOFF latched a limit of 13,071 − 6,536 = 6,535 cells, so XON needs shared
+    // use under 6,535 − 11 = 6,524 cells. Draining the second destination's 13 packets
+    // (1 from headroom, 12 from shared) leaves 6,524: still XOFF, as the test asserts;
+    // the third's one packet makes it 6,523: XON.
+    let xon = pfc_xon_test("latched").expect("XON after the third destination drains");
+    assert!(
+        xon >= 700_000_000,
+        "XON at {xon} ps, before the third destination drained"
+    );
+    // Live: the limit has risen to 13,071 − 6,524 = 6,547 cells by then, the level to
+    // 6,536: XON comes already when the second destination drains — the hardware did not
+    // do that, so SONiC's test would fail here.
+    let live = pfc_xon_test("live").expect("XON");
+    assert!(
+        (400_000_000..700_000_000).contains(&live),
+        "live XON at {live} ps"
+    );
 }
