@@ -217,9 +217,9 @@ fn pfc_xon_test_passes_with_the_xon_level_latched_at_xoff() {
         xon >= 700_000_000,
         "XON at {xon} ps, before the third destination drained"
     );
-    // Live: the limit has risen to 13,071 − 6,524 = 6,547 cells by then, the level to
-    // 6,536: XON comes already when the second destination drains — the hardware did not
-    // do that, so SONiC's test would fail here.
+    // Live: the limit rises as the PG drains; x < (13,071 − x) − 11 holds from x = 6,529,
+    // so XON comes while the second destination drains, six packets before the latched
+    // level — the hardware did not do that, and SONiC's test would fail here.
     let live = pfc_xon_test("live").expect("XON");
     assert!(
         (400_000_000..700_000_000).contains(&live),
