@@ -15,8 +15,8 @@
 //! xon 2288, xon_offset 2288` and `xoff` by speed. Two Tomahawk properties the counts
 //! depend on:
 //! - **slices**: Tomahawk 1 accounts its buffer per XPE, four of them, and SONiC's pool
-//!   sizes are the chip's: one port's traffic meets a quarter of each pool. The emulator
-//!   does not model slices yet, so the plan below divides the pools by four by hand.
+//!   sizes are the chip's: one port's traffic meets a quarter of each pool
+//!   (`buffer.slices: 4`, the pools given at SONiC's chip sizes).
 //! - **the crossing packet stays in shared space** (`buffer.crossing_packet: shared`):
 //!   with it every count matches; with the generic placement (headroom) the ingress drop
 //!   comes one packet early, which the last test shows.
@@ -62,18 +62,23 @@ const TH_300M: [Row; 3] = [
     },
 ];
 
-/// Tomahawk 1's XPE count: each pool is met a quarter at a time.
+/// Tomahawk 1's XPE count: each pool is met a quarter at a time (`buffer.slices`).
 const SLICES: u64 = 4;
 
 /// The scenario: `packets` 64-byte DSCP-3 frames from h0 (ignoring PFC) through a
 /// Tomahawk-planned switch to h1, whose port's transmitter is disabled from the start.
 fn pfctest(r: &Row, packets: u64, crossing: &str) -> serde_json::Value {
+    pfctest_sliced(r, packets, crossing, SLICES)
+}
+
+/// [`pfctest`] with the buffer in `slices` slices.
+fn pfctest_sliced(r: &Row, packets: u64, crossing: &str, slices: u64) -> serde_json::Value {
     let text = format!(
         "# sonic-mgmt PFCtest replay (tests/sonic_qos.rs)\n\
          duration: 1ms\n\
          switches:\n  - name: th\n    ports: {{count: 2, speed: {speed}, cable: 300m, mtu: 9100}}\n\
          \x20   pipeline_latency: 0ns\n\
-         \x20   buffer:\n      cell: 208B\n      crossing_packet: {crossing}\n      pools:\n\
+         \x20   buffer:\n      cell: 208B\n      slices: {slices}\n      crossing_packet: {crossing}\n      pools:\n\
          \x20       ingress_lossless_pool: {{type: ingress, size: {ing}B, mode: dynamic, xoff: {hdrm}B}}\n\
          \x20       egress_lossless_pool: {{type: egress, size: {egr}B, mode: static}}\n\
          \x20       egress_lossy_pool: {{type: egress, size: {lossy}B, mode: dynamic}}\n\
@@ -86,13 +91,13 @@ fn pfctest(r: &Row, packets: u64, crossing: &str) -> serde_json::Value {
          flows:\n  - {{src: h0, dst: h1, dscp: 3, frame: 64, packets: {packets}}}\n\
          events:\n  - {{at: 0ns, port: th:Ethernet1, tx: disable}}\n",
         speed = r.speed,
-        ing = 10_875_072 / SLICES,
-        hdrm = 4_194_112 / SLICES,
-        egr = 15_982_720 / SLICES,
-        lossy = 9_243_812 / SLICES,
+        ing = 10_875_072,
+        hdrm = 4_194_112,
+        egr = 15_982_720,
+        lossy = 9_243_812,
         xoff = r.xoff,
     );
-    let name = format!("pfctest-{}-{packets}-{crossing}.yaml", r.speed);
+    let name = format!("pfctest-{}-{packets}-{crossing}-{slices}.yaml", r.speed);
     run(&scenario(&name, &text), &format!("{name}.json"), &[])
 }
 
@@ -169,7 +174,7 @@ fn pfc_xon_test(xon_limit: &str) -> Option<u64> {
          duration: 1ms\n\
          switches:\n  - name: th\n    ports: {{count: 4, speed: {speed}, cable: 300m, mtu: 9100}}\n\
          \x20   pipeline_latency: 0ns\n\
-         \x20   buffer:\n      cell: 208B\n      crossing_packet: shared\n      xon_limit: {xon_limit}\n      pools:\n\
+         \x20   buffer:\n      cell: 208B\n      slices: {SLICES}\n      crossing_packet: shared\n      xon_limit: {xon_limit}\n      pools:\n\
          \x20       ingress_lossless_pool: {{type: ingress, size: {ing}B, mode: dynamic, xoff: {hdrm}B}}\n\
          \x20       egress_lossless_pool: {{type: egress, size: {egr}B, mode: static}}\n\
          \x20       egress_lossy_pool: {{type: egress, size: {lossy}B, mode: dynamic}}\n\
@@ -187,10 +192,10 @@ fn pfc_xon_test(xon_limit: &str) -> Option<u64> {
          \x20 - {{at: 0ns, port: th:Ethernet3, tx: disable}}\n\
          \x20 - {{at: 400us, port: th:Ethernet2, tx: enable}}\n  - {{at: 700us, port: th:Ethernet3, tx: enable}}\n",
         speed = r.speed,
-        ing = 10_875_072 / SLICES,
-        hdrm = 4_194_112 / SLICES,
-        egr = 15_982_720 / SLICES,
-        lossy = 9_243_812 / SLICES,
+        ing = 10_875_072,
+        hdrm = 4_194_112,
+        egr = 15_982_720,
+        lossy = 9_243_812,
         xoff = r.xoff,
     );
     let name = format!("pfcxontest-{xon_limit}.yaml");
@@ -225,4 +230,13 @@ fn pfc_xon_test_passes_with_the_xon_level_latched_at_xoff() {
         (400_000_000..700_000_000).contains(&live),
         "live XON at {live} ps"
     );
+}
+
+#[test]
+fn without_slices_the_chip_sized_pool_would_hold_four_times_as_much() {
+    // One slice holding the whole 52,284-cell pool: the PG alone stops at 26,142 cells,
+    // XOFF at packet 6 + 26,143 = 26,149, far past the hardware's 6,542.
+    let r = &TH_300M[0];
+    assert_eq!(xoffs(&pfctest_sliced(r, 26_148, "shared", 1)), 0);
+    assert!(xoffs(&pfctest_sliced(r, 26_149, "shared", 1)) >= 1);
 }

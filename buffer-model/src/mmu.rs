@@ -15,7 +15,7 @@
 //! Broadcom-style MMUs use), so headroom empties as soon as the oldest packets leave and XON
 //! can follow while the queue still holds data to send.
 
-pub use crate::asic::{Behaviour, Crossing, XonLimit};
+pub use crate::asic::{Behaviour, Crossing, Slices, XonLimit};
 use crate::units::Bytes;
 
 /// Number of priorities, priority groups and queues per port.
@@ -129,8 +129,10 @@ pub struct Admitted {
 /// Live state of one pool.
 #[derive(Clone, Debug)]
 pub struct Pool {
-    /// Configuration.
+    /// Configuration (for a slice: the slice's share of the pool's sizes).
     pub spec: PoolSpec,
+    /// The slice this share of the pool belongs to, when the buffer is sliced.
+    pub slice: Option<usize>,
     /// Shared size in cells.
     pub size_cells: u64,
     /// Shared headroom pool size in cells.
@@ -216,15 +218,15 @@ impl QueueBuf {
 /// The shared-buffer memory manager of one switch.
 #[derive(Clone, Debug)]
 pub struct Mmu {
-    cell: u64,
+    pub(crate) cell: u64,
     /// Pools, by index.
     pub pools: Vec<Pool>,
     /// Ingress accounting, index [`slot`]`(port, pg)`.
-    pgs: Vec<PgState>,
+    pub(crate) pgs: Vec<PgState>,
     /// Egress accounting, index [`slot`]`(port, queue)`.
-    queues: Vec<QueueBuf>,
+    pub(crate) queues: Vec<QueueBuf>,
     /// The ASIC's choices.
-    behaviour: Behaviour,
+    pub(crate) behaviour: Behaviour,
 }
 
 /// Where (`port`, `pg`) or (`port`, `queue`) sits in the MMU's per-port tables.
@@ -263,6 +265,7 @@ impl Mmu {
                 size_cells: spec.size.get() / cell,
                 headroom_cells: spec.xoff.get() / cell,
                 spec,
+                slice: None,
                 shared_used: 0,
                 headroom_used: 0,
                 watermark: 0,
@@ -305,12 +308,6 @@ impl Mmu {
             queues,
             behaviour: Behaviour::default(),
         }
-    }
-
-    /// This MMU with the ASIC choices `b`.
-    pub fn with_behaviour(mut self, b: Behaviour) -> Mmu {
-        self.behaviour = b;
-        self
     }
 
     /// Bytes per cell.

@@ -323,3 +323,79 @@ fn a_crossing_packet_the_pool_cannot_hold_goes_to_headroom_even_on_tomahawk_1() 
     assert!(a.xoff && !a.in_headroom, "{a:?}");
     assert_eq!(m.pg(0, 0).shared_used, 100);
 }
+
+/// Two ports, PG 0 of each lossless (α = 1, no reserve, 100 cells of headroom), ingress pool
+/// of 1,000 cells, in `slices` slices with ports mapped by `of_port`.
+fn two_ports(slices: usize, of_port: Vec<usize>) -> Mmu {
+    let pools = vec![
+        PoolSpec {
+            name: "ingress_lossless_pool".into(),
+            kind: PoolKind::Ingress,
+            size: Bytes(1000 * CELL),
+            xoff: Bytes(0),
+        },
+        PoolSpec {
+            name: "egress_lossless_pool".into(),
+            kind: PoolKind::Egress,
+            size: Bytes(1 << 40),
+            xoff: Bytes(0),
+        },
+    ];
+    let pg = ProfileSpec {
+        pool: 0,
+        reserved: Bytes(0),
+        threshold: Threshold::Dynamic(0),
+        headroom: Some(Headroom {
+            xoff: Bytes(100 * CELL),
+            xon: Bytes(0),
+            xon_offset: Bytes(2 * CELL),
+        }),
+    };
+    let q = ProfileSpec {
+        pool: 1,
+        reserved: Bytes(0),
+        threshold: Threshold::Static(Bytes(1 << 40)),
+        headroom: None,
+    };
+    Mmu::new(Bytes(CELL), pools, &vec![pg; 16], &vec![q; 16]).with_slices(
+        &lossless_buffer_model::mmu::Slices {
+            count: slices,
+            of_port,
+        },
+    )
+}
+
+/// Fill PG 0 of `port` with one-cell packets until XOFF; its shared cells then.
+fn fill_to_xoff(m: &mut Mmu, port: usize) -> u64 {
+    while !m.admit(port, 0, 1 - port, 0, 64).unwrap().xoff {}
+    m.pg(port, 0).shared_used
+}
+
+#[test]
+fn each_slice_holds_its_share_of_the_pool_and_its_ports_draw_on_it() {
+    // One buffer: the first PG stops alone at x = S − x = 500 cells; the second then meets
+    // S − 500 − x: 250 cells.
+    let mut one = two_ports(1, vec![]);
+    assert_eq!(
+        (fill_to_xoff(&mut one, 0), fill_to_xoff(&mut one, 1)),
+        (500, 250)
+    );
+    // Two slices, a port in each: each slice holds 500 cells and each PG stops at 250,
+    // whatever the other does.
+    let mut two = two_ports(2, vec![]);
+    assert_eq!(
+        (fill_to_xoff(&mut two, 0), fill_to_xoff(&mut two, 1)),
+        (250, 250)
+    );
+    assert_eq!(two.pools.len(), 4);
+    assert_eq!(two.pools[0].size_cells, 500);
+    assert_eq!((two.pools[0].slice, two.pools[1].slice), (Some(0), Some(1)));
+    assert_eq!((two.pools[0].watermark, two.pools[1].watermark), (250, 250));
+    // Both ports in slice 1: they share its 500 cells as they shared the whole 1,000.
+    let mut same = two_ports(2, vec![1, 1]);
+    assert_eq!(
+        (fill_to_xoff(&mut same, 0), fill_to_xoff(&mut same, 1)),
+        (250, 125)
+    );
+    assert_eq!(same.pools[0].watermark, 0, "slice 0 untouched");
+}

@@ -361,6 +361,8 @@ pub struct SwitchConfig {
     pub seed: u64,
     /// The MMU's ASIC choices: where the crossing packet goes, which limit XON follows.
     pub mmu: lossless_buffer_model::mmu::Behaviour,
+    /// Buffer slices (one by default).
+    pub slices: lossless_buffer_model::mmu::Slices,
 }
 
 impl SwitchConfig {
@@ -387,6 +389,7 @@ impl SwitchConfig {
             forwarding: Forwarding::default(),
             seed: Self::DEFAULT_SEED,
             mmu: Default::default(),
+            slices: Default::default(),
         }
     }
 

@@ -197,6 +197,7 @@ pub fn switch_report(
         .iter()
         .map(|p| PoolReport {
             name: p.spec.name.clone(),
+            slice: p.slice,
             size_bytes: p.spec.size.get(),
             watermark_bytes: p.watermark * cell,
             headroom_size_bytes: p.spec.xoff.get(),

@@ -140,6 +140,19 @@ fn header(o: &mut String, spec: &SwitchSpec) {
             }
         );
     }
+    if c.slices.count > 1 {
+        let n = c.ports.len();
+        let of: Vec<String> = (0..n)
+            .map(|i| format!("{} {}", c.ports[i].name, c.slices.slice_of(i, n)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  slices: {} (each holds 1/{} of every pool below; port → slice: {})",
+            c.slices.count,
+            c.slices.count,
+            of.join(", ")
+        );
+    }
     let _ = writeln!(o, "  pools:");
     for p in &c.pools {
         let kind = match p.kind {
@@ -302,7 +315,8 @@ fn pg_table(o: &mut String, spec: &SwitchSpec, first: usize, need: &Need) {
     for pg in 0..PRIORITIES {
         let p = c.pg_profile(first, pg);
         let pool = &c.pools[p.pool];
-        let (limit, xoff_at) = limits(p, pool.size.get());
+        // A sliced buffer: the PG meets its slice's share of the pool.
+        let (limit, xoff_at) = limits(p, pool.size.get() / c.slices.count.max(1) as u64);
         let prios: String = (0..8)
             .filter(|t| q.tc_to_pg[*t] == pg as u8)
             .map(|t| t.to_string())
@@ -363,7 +377,7 @@ fn queue_table(o: &mut String, spec: &SwitchSpec, first: usize) {
     for qi in 0..PRIORITIES {
         let p = c.queue_profile(first, qi);
         let pool = &c.pools[p.pool];
-        let (limit, _) = limits(p, pool.size.get());
+        let (limit, _) = limits(p, pool.size.get() / c.slices.count.max(1) as u64);
         let sched = match q.scheduler[qi] {
             Discipline::Strict => "strict".to_string(),
             Discipline::Dwrr(w) => format!("dwrr w={w}"),

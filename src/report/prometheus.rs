@@ -372,7 +372,11 @@ fn pools(o: &mut String, sws: &[SwitchReport]) {
         let mut fam = Family::new(o, name, "gauge", help);
         for sw in sws {
             for p in &sw.pools {
-                fam.sample(&[("switch", &sw.name), ("pool", &p.name)], f(p));
+                let slice = p.slice.unwrap_or(0).to_string();
+                fam.sample(
+                    &[("switch", &sw.name), ("pool", &p.name), ("slice", &slice)],
+                    f(p),
+                );
             }
         }
     }

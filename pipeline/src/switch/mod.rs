@@ -144,7 +144,8 @@ impl Switch {
             &cfg.pg_profiles,
             &cfg.queue_profiles,
         )
-        .with_behaviour(cfg.mmu);
+        .with_behaviour(cfg.mmu)
+        .with_slices(&cfg.slices);
         let fwd = match &cfg.forwarding {
             Forwarding::L2 {
                 static_fdb,

@@ -112,6 +112,10 @@ pub struct BufferRaw {
     pub crossing_packet: Option<Val<String>>,
     /// The limit XON is measured from: `live` or `latched` (at XOFF).
     pub xon_limit: Option<Val<String>>,
+    /// Buffer slices (Tomahawk XPEs): each holds an equal share of every pool.
+    pub slices: Option<Val<u32>>,
+    /// The slice of each port, in port order (default: ports split evenly in order).
+    pub port_slices: Option<Val<Vec<Val<u32>>>>,
 }
 
 /// A pool.

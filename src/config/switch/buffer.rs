@@ -7,7 +7,7 @@ use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{BufferRaw, Val};
 use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
-use lossless_buffer_model::mmu::{Behaviour, PoolKind, PoolSpec, ProfileSpec, Threshold};
+use lossless_buffer_model::mmu::{Behaviour, PoolKind, PoolSpec, ProfileSpec, Slices, Threshold};
 use lossless_buffer_model::{Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
 use lossless_pipeline::default_plan;
@@ -34,6 +34,8 @@ pub struct Plan {
     pub profile_lines: BTreeMap<String, Option<u64>>,
     /// The MMU's ASIC choices (crossing packet, XON limit).
     pub behaviour: Behaviour,
+    /// Buffer slices.
+    pub slices: Slices,
 }
 
 impl Plan {
@@ -141,6 +143,7 @@ pub fn resolve(
         pools,
         profile_lines: profiles.iter().map(|(n, (_, l))| (n.clone(), *l)).collect(),
         behaviour,
+        slices: slices(d, &k, b, ports.len())?,
         ..Plan::default()
     };
     for _ in ports {
@@ -302,6 +305,53 @@ fn check_total(
     Ok(())
 }
 
+/// `slices:` (1–8) and `port_slices:` (one slice per port, each below the count).
+fn slices(d: &Diags, k: &Key, b: &Val<BufferRaw>, ports: usize) -> Result<Slices> {
+    let count = match &b.value.slices {
+        None => 1,
+        Some(v) if (1..=8).contains(&v.value) => v.value as usize,
+        Some(v) => {
+            return d.error(
+                line(v),
+                &k.at("slices"),
+                format!("{} slices: a buffer has 1–8", v.value),
+            );
+        }
+    };
+    let Some(list) = &b.value.port_slices else {
+        return Ok(Slices {
+            count,
+            of_port: Vec::new(),
+        });
+    };
+    if list.value.len() != ports {
+        return d.error(
+            line(list),
+            &k.at("port_slices"),
+            format!(
+                "{} entries for {ports} ports: give one slice per port",
+                list.value.len()
+            ),
+        );
+    }
+    let mut of_port = Vec::new();
+    for (i, s) in list.value.iter().enumerate() {
+        if s.value as usize >= count {
+            return d.error(
+                line(s),
+                &k.at("port_slices").index(i),
+                format!(
+                    "slice {} of {count}: slices are numbered 0–{}",
+                    s.value,
+                    count - 1
+                ),
+            );
+        }
+        of_port.push(s.value as usize);
+    }
+    Ok(Slices { count, of_port })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::parse;
@@ -379,5 +429,29 @@ mod tests {
             e.contains("s.buffer.xon_limit") && e.contains("latched"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn slices_and_their_port_map_are_checked() {
+        let l = buffer("      slices: 2\n      port_slices: [1, 0]\n").unwrap();
+        let s = &l.scenario.switches[0].config.slices;
+        assert_eq!((s.count, s.of_port.clone()), (2, vec![1, 0]));
+        for (extra, expect) in [
+            (
+                "      slices: 9\n",
+                "s.buffer.slices: 9 slices: a buffer has 1–8",
+            ),
+            (
+                "      slices: 2\n      port_slices: [0]\n",
+                "s.buffer.port_slices: 1 entries for 2 ports",
+            ),
+            (
+                "      slices: 2\n      port_slices: [0, 2]\n",
+                "s.buffer.port_slices[1]: slice 2 of 2: slices are numbered 0–1",
+            ),
+        ] {
+            let e = buffer(extra).unwrap_err().to_string();
+            assert!(e.contains(expect), "{e}");
+        }
     }
 }

@@ -86,6 +86,7 @@ pub fn resolve(
             forwarding,
             seed,
             mmu: plan.behaviour,
+            slices: plan.slices,
         },
         attach,
         pg_profile_names: plan.pg_names,

@@ -329,11 +329,14 @@ pub struct WatchdogReport {
     pub history_ps: Vec<(u64, Option<u64>)>,
 }
 
-/// A pool.
+/// A pool (in a sliced buffer: one slice's share of it).
 #[derive(Clone, Debug, Serialize)]
 pub struct PoolReport {
     /// Name.
     pub name: String,
+    /// The slice this share belongs to (only when the buffer has slices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice: Option<usize>,
     /// Shared size, bytes.
     pub size_bytes: u64,
     /// Peak shared use, bytes.

@@ -60,7 +60,11 @@ fn pools(o: &mut String, sw: &SwitchReport) {
         .pools
         .iter()
         .map(|p| {
-            let mut t = format!("{} {} of {}", p.name, p.watermark_bytes, p.size_bytes);
+            let name = match p.slice {
+                Some(k) => format!("{}[slice {k}]", p.name),
+                None => p.name.clone(),
+            };
+            let mut t = format!("{name} {} of {}", p.watermark_bytes, p.size_bytes);
             if p.headroom_size_bytes > 0 {
                 let _ = write!(
                     t,
