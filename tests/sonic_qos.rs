@@ -65,6 +65,27 @@ const TH_300M: [Row; 3] = [
 /// Tomahawk 1's XPE count: each pool is met a quarter at a time (`buffer.slices`).
 const SLICES: u64 = 4;
 
+/// The switch block: `ports` ports at `r`'s speed on 300 m cables, SONiC's Tomahawk plan
+/// (th gen BALANCED t1: chip-sized pools, 208-byte cells, the lossless PG profile of the
+/// speed) in `slices` slices, with `mmu` extra `buffer:` keys (", key: value" lines).
+fn th_switch(r: &Row, ports: usize, slices: u64, mmu: &str) -> String {
+    format!(
+        "switches:\n  - name: th\n    ports: {{count: {ports}, speed: {speed}, cable: 300m, mtu: 9100}}\n\
+         \x20   pipeline_latency: 0ns\n\
+         \x20   buffer:\n      cell: 208B\n      slices: {slices}\n{mmu}      pools:\n\
+         \x20       ingress_lossless_pool: {{type: ingress, size: 10875072B, mode: dynamic, xoff: 4194112B}}\n\
+         \x20       egress_lossless_pool: {{type: egress, size: 15982720B, mode: static}}\n\
+         \x20       egress_lossy_pool: {{type: egress, size: 9243812B, mode: dynamic}}\n\
+         \x20     profiles:\n\
+         \x20       pg_lossless: {{pool: ingress_lossless_pool, size: 1248B, dynamic_th: 0, xoff: {xoff}B, xon: 2288B, xon_offset: 2288B}}\n\
+         \x20       egress_lossless_profile: {{pool: egress_lossless_pool, size: 1518B, static_th: 15982720B}}\n\
+         \x20     pg: {{\"3-4\": pg_lossless}}\n      queue: {{\"3-4\": egress_lossless_profile}}\n\
+         \x20   qos: {{pfc_enable: [3, 4]}}\n",
+        speed = r.speed,
+        xoff = r.xoff,
+    )
+}
+
 /// The scenario: `packets` 64-byte DSCP-3 frames from h0 (ignoring PFC) through a
 /// Tomahawk-planned switch to h1, whose port's transmitter is disabled from the start.
 fn pfctest(r: &Row, packets: u64, crossing: &str) -> serde_json::Value {
@@ -74,28 +95,11 @@ fn pfctest(r: &Row, packets: u64, crossing: &str) -> serde_json::Value {
 /// [`pfctest`] with the buffer in `slices` slices.
 fn pfctest_sliced(r: &Row, packets: u64, crossing: &str, slices: u64) -> serde_json::Value {
     let text = format!(
-        "# sonic-mgmt PFCtest replay (tests/sonic_qos.rs)\n\
-         duration: 1ms\n\
-         switches:\n  - name: th\n    ports: {{count: 2, speed: {speed}, cable: 300m, mtu: 9100}}\n\
-         \x20   pipeline_latency: 0ns\n\
-         \x20   buffer:\n      cell: 208B\n      slices: {slices}\n      crossing_packet: {crossing}\n      pools:\n\
-         \x20       ingress_lossless_pool: {{type: ingress, size: {ing}B, mode: dynamic, xoff: {hdrm}B}}\n\
-         \x20       egress_lossless_pool: {{type: egress, size: {egr}B, mode: static}}\n\
-         \x20       egress_lossy_pool: {{type: egress, size: {lossy}B, mode: dynamic}}\n\
-         \x20     profiles:\n\
-         \x20       pg_lossless: {{pool: ingress_lossless_pool, size: 1248B, dynamic_th: 0, xoff: {xoff}B, xon: 2288B, xon_offset: 2288B}}\n\
-         \x20       egress_lossless_profile: {{pool: egress_lossless_pool, size: 1518B, static_th: {egr}B}}\n\
-         \x20     pg: {{\"3-4\": pg_lossless}}\n      queue: {{\"3-4\": egress_lossless_profile}}\n\
-         \x20   qos: {{pfc_enable: [3, 4]}}\n\
+        "# sonic-mgmt PFCtest replay (tests/sonic_qos.rs)\nduration: 1ms\n{}\
          hosts:\n  - {{name: h0, attach: th:Ethernet0, nic: {{pfc: ignore}}}}\n  - {{name: h1, attach: th:Ethernet1}}\n\
          flows:\n  - {{src: h0, dst: h1, dscp: 3, frame: 64, packets: {packets}}}\n\
          events:\n  - {{at: 0ns, port: th:Ethernet1, tx: disable}}\n",
-        speed = r.speed,
-        ing = 10_875_072,
-        hdrm = 4_194_112,
-        egr = 15_982_720,
-        lossy = 9_243_812,
-        xoff = r.xoff,
+        th_switch(r, 2, slices, &format!("      crossing_packet: {crossing}\n"))
     );
     let name = format!("pfctest-{}-{packets}-{crossing}-{slices}.yaml", r.speed);
     run(&scenario(&name, &text), &format!("{name}.json"), &[])
@@ -169,20 +173,9 @@ fn pfc_xon_test(xon_limit: &str) -> Option<u64> {
     let r = &TH_300M[0];
     let (trig, dismiss, margin) = (6542, 12, 1);
     let (n1, n2, n3) = (trig - dismiss - margin, dismiss + 2 * margin - 1, 1);
+    let mmu = format!("      crossing_packet: shared\n      xon_limit: {xon_limit}\n");
     let text = format!(
-        "# sonic-mgmt PFCXonTest replay (tests/sonic_qos.rs)\n\
-         duration: 1ms\n\
-         switches:\n  - name: th\n    ports: {{count: 4, speed: {speed}, cable: 300m, mtu: 9100}}\n\
-         \x20   pipeline_latency: 0ns\n\
-         \x20   buffer:\n      cell: 208B\n      slices: {SLICES}\n      crossing_packet: shared\n      xon_limit: {xon_limit}\n      pools:\n\
-         \x20       ingress_lossless_pool: {{type: ingress, size: {ing}B, mode: dynamic, xoff: {hdrm}B}}\n\
-         \x20       egress_lossless_pool: {{type: egress, size: {egr}B, mode: static}}\n\
-         \x20       egress_lossy_pool: {{type: egress, size: {lossy}B, mode: dynamic}}\n\
-         \x20     profiles:\n\
-         \x20       pg_lossless: {{pool: ingress_lossless_pool, size: 1248B, dynamic_th: 0, xoff: {xoff}B, xon: 2288B, xon_offset: 2288B}}\n\
-         \x20       egress_lossless_profile: {{pool: egress_lossless_pool, size: 1518B, static_th: {egr}B}}\n\
-         \x20     pg: {{\"3-4\": pg_lossless}}\n      queue: {{\"3-4\": egress_lossless_profile}}\n\
-         \x20   qos: {{pfc_enable: [3, 4]}}\n\
+        "# sonic-mgmt PFCXonTest replay (tests/sonic_qos.rs)\nduration: 1ms\n{}\
          hosts:\n  - {{name: h0, attach: th:Ethernet0, nic: {{pfc: ignore}}}}\n  - {{name: h1, attach: th:Ethernet1}}\n\
          \x20 - {{name: h2, attach: th:Ethernet2}}\n  - {{name: h3, attach: th:Ethernet3}}\n\
          flows:\n  - {{src: h0, dst: h1, dscp: 3, frame: 64, packets: {n1}}}\n\
@@ -191,12 +184,7 @@ fn pfc_xon_test(xon_limit: &str) -> Option<u64> {
          events:\n  - {{at: 0ns, port: th:Ethernet1, tx: disable}}\n  - {{at: 0ns, port: th:Ethernet2, tx: disable}}\n\
          \x20 - {{at: 0ns, port: th:Ethernet3, tx: disable}}\n\
          \x20 - {{at: 400us, port: th:Ethernet2, tx: enable}}\n  - {{at: 700us, port: th:Ethernet3, tx: enable}}\n",
-        speed = r.speed,
-        ing = 10_875_072,
-        hdrm = 4_194_112,
-        egr = 15_982_720,
-        lossy = 9_243_812,
-        xoff = r.xoff,
+        th_switch(r, 4, SLICES, &mmu)
     );
     let name = format!("pfcxontest-{xon_limit}.yaml");
     let j = run(&scenario(&name, &text), &format!("{name}.json"), &[]);

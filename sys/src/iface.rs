@@ -322,20 +322,7 @@ impl Iface {
 
     /// Send one whole frame (no FCS).
     pub fn write(&self, frame: &[u8]) -> io::Result<usize> {
-        // SAFETY: the pointer and length describe `frame`, valid for the call.
-        let n = unsafe {
-            libc::send(
-                self.fd.as_raw_fd(),
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                0,
-            )
-        };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        crate::packet::send_frame(self.fd.as_raw_fd(), frame)
     }
 
     /// Fold the kernel's ring-drop count (reset by each read) into [`IfaceCounters`].

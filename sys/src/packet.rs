@@ -12,6 +12,17 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
+/// Send one whole frame (no FCS) on the bound packet socket `fd`.
+pub(crate) fn send_frame(fd: i32, frame: &[u8]) -> io::Result<usize> {
+    // SAFETY: the pointer and length describe `frame`, valid for the call.
+    let n = unsafe { libc::send(fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
 /// A raw socket on one interface.
 #[derive(Debug)]
 pub struct PacketSocket {
@@ -56,20 +67,7 @@ impl PacketSocket {
 
     /// Send one whole frame (no FCS).
     pub fn send(&self, frame: &[u8]) -> io::Result<usize> {
-        // SAFETY: the pointer and length describe `frame`, valid for the call.
-        let n = unsafe {
-            libc::send(
-                self.fd.as_raw_fd(),
-                frame.as_ptr() as *const libc::c_void,
-                frame.len(),
-                0,
-            )
-        };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        send_frame(self.fd.as_raw_fd(), frame)
     }
 
     /// Receive one frame, waiting at most `timeout` (zero: do not wait); Ok(None) when
