@@ -21,6 +21,7 @@
 //!   with it every count matches; with the generic placement (headroom) the ingress drop
 //!   comes one packet early, which the last test shows.
 //!
+//! DscpMappingPB is replayed on the default DSCP → TC map (SONiC's `AZURE`), and
 //! PFCXonTest is replayed too (`xon_1`, 40G / 300 m): its counts fit only an XON level
 //! latched when XOFF was decided (`buffer.xon_limit: latched`), as the issue said.
 //!
@@ -227,4 +228,28 @@ fn without_slices_the_chip_sized_pool_would_hold_four_times_as_much() {
     let r = &TH_300M[0];
     assert_eq!(xoffs(&pfctest_sliced(r, 26_148, "shared", 1)), 0);
     assert!(xoffs(&pfctest_sliced(r, 26_149, "shared", 1)) >= 1);
+}
+
+#[test]
+fn dscp_mapping_pb_finds_each_dscp_on_the_queue_sonic_maps_it_to() {
+    // One packet per DSCP 0–63, as DscpMappingPB sends them; its assertions (not a dual
+    // ToR): queues 0, 2, 3, 4, 5 and 6 one packet each (DSCP 8, 5, 3, 4, 46, 48), queue 1
+    // the other 58, queue 7 none.
+    let flows: String = (0..64)
+        .map(|d| format!("  - {{src: h0, dst: h1, dscp: {d}, frame: 64, packets: 1}}\n"))
+        .collect();
+    let text = format!(
+        "# sonic-mgmt DscpMappingPB replay (tests/sonic_qos.rs)\nduration: 100us\n{}\
+         hosts:\n  - {{name: h0, attach: th:Ethernet0}}\n  - {{name: h1, attach: th:Ethernet1}}\n\
+         flows:\n{flows}",
+        th_switch(&TH_300M[0], 2, SLICES, "")
+    );
+    let r = run(
+        &scenario("dscp-mapping.yaml", &text),
+        "dscp-mapping.json",
+        &[],
+    );
+    let q = &r["switches"][0]["ports"][1]["queues"];
+    let sent: Vec<u64> = (0..8).map(|i| u(&q[i]["tx_packets"])).collect();
+    assert_eq!(sent, [1, 58, 1, 1, 1, 1, 1, 0]);
 }

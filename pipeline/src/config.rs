@@ -113,11 +113,16 @@ pub struct QosConfig {
     pub pfcwd: Option<WatchdogConfig>,
 }
 
-/// SONiC's default DSCP → TC map: 3→3, 4→4, 48→6, everything else → 1.
+/// SONiC's default DSCP → TC map (`AZURE` in sonic-buildimage
+/// `files/build_templates/qos_config.j2`): 3→3, 4→4, 5→2, 8→0, 46→5, 48→6, everything
+/// else → 1.
 pub fn sonic_dscp_to_tc() -> [u8; 64] {
     core::array::from_fn(|d| match d {
         3 => 3,
         4 => 4,
+        5 => 2,
+        8 => 0,
+        46 => 5,
         48 => 6,
         _ => 1,
     })

@@ -27,7 +27,7 @@ pub struct GenArgs {
     #[arg(long, default_value = "not_ect", value_parser = |s: &str| Ecn::from_word(s).map_err(|e| e.to_string()))]
     ecn: Ecn,
     /// PFC priority the traffic is queued on (default: SONiC's map of the DSCP: 3→3, 4→4,
-    /// 48→6, else 1).
+    /// 5→2, 8→0, 46→5, 48→6, else 1).
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..8))]
     priority: Option<u8>,
     /// Offered rate in line-rate bits (frame + 20 bytes of preamble and gap), e.g. 1G.

@@ -113,7 +113,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("buffer lossless PGs", format!("dynamic_th {}, headroom: the larger computed minimum, xon_offset {} MTUs", default_plan::LOSSLESS_DYNAMIC_TH, default_plan::XON_OFFSET_MTUS), "one per pfc_enable priority"),
         ("buffer lossy PGs and queues", format!("dynamic_th {}; queues reserve {}", default_plan::LOSSY_DYNAMIC_TH, default_plan::LOSSY_QUEUE_RESERVED), "every other PG and queue"),
         ("qos.trust", qos.trust.word().into(), "classify by DSCP (or dot1p)"),
-        ("qos.dscp_to_tc", "3→3, 4→4, 48→6, others→1".into(), "SONiC's map"),
+        ("qos.dscp_to_tc", "3→3, 4→4, 5→2, 8→0, 46→5, 48→6, others→1".into(), "SONiC's AZURE map"),
         ("qos.dot1p_to_tc / tc_to_pg / tc_to_queue", "identity".into(), "class p ↔ priority, PG and queue p"),
         ("qos.pfc_enable", priorities(qos.pfc_enable), "lossless priorities"),
         ("qos.pfc_asym", if qos.pfc_asym { "on" } else { "off" }.into(), "on: honour received PFC on every priority, send it only for pfc_enable (SONiC asymmetric PFC)"),

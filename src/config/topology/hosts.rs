@@ -234,9 +234,10 @@ mod tests {
         )
         .unwrap();
         let p = h.nic.dcqcn.unwrap();
+        // DSCP 46 (EF) → TC 5 in SONiC's AZURE map.
         assert_eq!(
             (p.g, p.rai.bps(), h.nic.cnp_priority),
-            (0.0625, 100_000_000, 1)
+            (0.0625, 100_000_000, 5)
         );
         for (nic, says) in [
             ("{dcqcn: {g: 0}}", "hosts[0].nic.dcqcn.g: 0: g is in (0, 1]"),
