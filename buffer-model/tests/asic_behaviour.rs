@@ -12,10 +12,10 @@ use proptest::prelude::*;
 
 const CELL: u64 = 256;
 
-/// One port, every PG lossless with α = 2^alpha, `reserved` and `headroom` cells, XON
-/// offset 2 cells and XON floor `xon` cells, in an ingress pool of `pool` cells; egress
-/// never refuses.
-fn mmu(alpha: i8, pool: u64, reserved: u64, headroom: u64, xon: u64, b: Behaviour) -> Mmu {
+/// `ports` ports, every PG lossless with α = 2^alpha, `reserved` and `headroom` cells,
+/// XON offset 2 cells and XON floor `xon` cells, in an ingress pool of `pool` cells;
+/// egress never refuses.
+fn ports_mmu(ports: usize, alpha: i8, pool: u64, reserved: u64, headroom: u64, xon: u64) -> Mmu {
     let pools = vec![
         PoolSpec {
             name: "ingress_lossless_pool".into(),
@@ -46,7 +46,13 @@ fn mmu(alpha: i8, pool: u64, reserved: u64, headroom: u64, xon: u64, b: Behaviou
         threshold: Threshold::Static(Bytes(1 << 40)),
         headroom: None,
     };
-    Mmu::new(Bytes(CELL), pools, &vec![pg; 8], &vec![q; 8]).with_behaviour(b)
+    let n = ports * lossless_buffer_model::PRIORITIES;
+    Mmu::new(Bytes(CELL), pools, &vec![pg; n], &vec![q; n])
+}
+
+/// One such port with the ASIC choices `b`.
+fn mmu(alpha: i8, pool: u64, reserved: u64, headroom: u64, xon: u64, b: Behaviour) -> Mmu {
+    ports_mmu(1, alpha, pool, reserved, headroom, xon).with_behaviour(b)
 }
 
 fn behaviour(crossing: Crossing, xon_limit: XonLimit) -> Behaviour {
@@ -205,7 +211,10 @@ impl Reference {
         }
         let first = !self.xoff;
         let limit = self.limit_for(p, c);
-        if first && shared_crossing && x <= p.pool {
+        // The crossing packet stays in shared space if the ASIC keeps it there and the
+        // pool holds it; otherwise it (or a later one) goes to headroom.
+        let kept_in_shared = first && shared_crossing && x <= p.pool;
+        if kept_in_shared {
             self.reserved_used += r;
             self.shared += s;
         } else {
@@ -215,10 +224,7 @@ impl Reference {
             self.xoff = true;
             self.latched = limit;
         }
-        Ok((
-            first,
-            self.headroom > 0 && !(first && shared_crossing && x <= p.pool),
-        ))
+        Ok((first, !kept_in_shared))
     }
 
     /// Release `c` cells (headroom, then shared, then reserved); true when XON is sent.
@@ -327,42 +333,10 @@ fn a_crossing_packet_the_pool_cannot_hold_goes_to_headroom_even_on_tomahawk_1() 
 /// Two ports, PG 0 of each lossless (α = 1, no reserve, 100 cells of headroom), ingress pool
 /// of 1,000 cells, in `slices` slices with ports mapped by `of_port`.
 fn two_ports(slices: usize, of_port: Vec<usize>) -> Mmu {
-    let pools = vec![
-        PoolSpec {
-            name: "ingress_lossless_pool".into(),
-            kind: PoolKind::Ingress,
-            size: Bytes(1000 * CELL),
-            xoff: Bytes(0),
-        },
-        PoolSpec {
-            name: "egress_lossless_pool".into(),
-            kind: PoolKind::Egress,
-            size: Bytes(1 << 40),
-            xoff: Bytes(0),
-        },
-    ];
-    let pg = ProfileSpec {
-        pool: 0,
-        reserved: Bytes(0),
-        threshold: Threshold::Dynamic(0),
-        headroom: Some(Headroom {
-            xoff: Bytes(100 * CELL),
-            xon: Bytes(0),
-            xon_offset: Bytes(2 * CELL),
-        }),
-    };
-    let q = ProfileSpec {
-        pool: 1,
-        reserved: Bytes(0),
-        threshold: Threshold::Static(Bytes(1 << 40)),
-        headroom: None,
-    };
-    Mmu::new(Bytes(CELL), pools, &vec![pg; 16], &vec![q; 16]).with_slices(
-        &lossless_buffer_model::mmu::Slices {
-            count: slices,
-            of_port,
-        },
-    )
+    ports_mmu(2, 0, 1000, 0, 100, 0).with_slices(&lossless_buffer_model::mmu::Slices {
+        count: slices,
+        of_port,
+    })
 }
 
 /// Fill PG 0 of `port` with one-cell packets until XOFF; its shared cells then.

@@ -17,13 +17,8 @@ pub struct ShowArgs {
 }
 
 pub fn exec(a: ShowArgs) -> ExitCode {
-    let name = match a.table {
-        Table::Pfc => "pfc",
-        Table::Queue => "queue",
-        Table::Watermark => "watermark",
-        Table::Ledger => "ledger",
-    };
-    match crate::tap::metrics::get(a.from, &format!("/show/{name}")) {
+    let name = clap::ValueEnum::to_possible_value(&a.table).expect("every table has a name");
+    match crate::tap::metrics::get(a.from, &format!("/show/{}", name.get_name())) {
         Ok(body) => {
             print_out(&body);
             ExitCode::SUCCESS

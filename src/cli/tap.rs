@@ -200,34 +200,26 @@ pub fn exec(a: TapArgs) -> ExitCode {
         spec.config.name,
         taps.join(", ")
     ));
-    let live = listener.map(|l| {
-        let live = std::sync::Arc::new(crate::tap::metrics::Live::default());
-        (l, live)
-    });
-    if let Some((l, live)) = &live {
+    let mut live = None;
+    if let Some(l) = listener {
         let addr = l
             .local_addr()
             .map_or_else(|_| "?".into(), |a| a.to_string());
-        let l = match l.try_clone() {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("error: --metrics: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Err(e) = crate::tap::metrics::serve(l, std::sync::Arc::clone(live)) {
+        let shared = std::sync::Arc::new(crate::tap::metrics::Live::default());
+        if let Err(e) = crate::tap::metrics::serve(l, std::sync::Arc::clone(&shared)) {
             eprintln!("error: --metrics: {e}");
             return ExitCode::FAILURE;
         }
         print_out(&format!(
             "lossless tap: live counters on http://{addr}/metrics\n"
         ));
+        live = Some(shared);
     }
     let opts = crate::tap::TapOptions {
         stats: a.stats,
         duration: a.duration,
         realtime: a.realtime,
-        live: live.as_ref().map(|(_, l)| std::sync::Arc::clone(l)),
+        live: live.clone(),
         stats_json: a.stats_json.clone(),
     };
     if let Err(e) = sw.serve(&stop, &opts) {
@@ -236,7 +228,7 @@ pub fn exec(a: TapArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let report = sw.report();
-    if let Some((_, live)) = &live {
+    if let Some(live) = &live {
         live.finish(report.clone());
     }
     if let Some(path) = &a.json {

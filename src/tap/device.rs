@@ -10,6 +10,7 @@ use lossless_sys::iface::{Iface, IfaceLink};
 use lossless_sys::kernel::{iface_counters, tap_state, TapCounters};
 use lossless_sys::tap::Tap;
 use std::io;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// A port's device.
@@ -93,17 +94,12 @@ impl Device {
         matches!(self, Device::Tap(_))
     }
 
-    /// Frames the host sent that were lost before the switch could read them (a full
-    /// ring) and frames too long to forward, as counted so far.
-    pub fn losses(&self) -> (u64, u64) {
+    /// Frames read that were too long to forward (an interface's oversize count; a TAP
+    /// hands over whole frames).
+    pub fn oversize(&self) -> u64 {
         match self {
-            Device::Tap(_) => (0, 0),
-            Device::Iface(i, _) => (
-                i.read_ring_drops(),
-                i.counters
-                    .oversize
-                    .load(std::sync::atomic::Ordering::Relaxed),
-            ),
+            Device::Tap(_) => 0,
+            Device::Iface(i, _) => i.counters.oversize.load(Ordering::Relaxed),
         }
     }
 
@@ -111,10 +107,7 @@ impl Device {
     pub fn checksums_completed(&self) -> u64 {
         match self {
             Device::Tap(_) => 0,
-            Device::Iface(i, _) => i
-                .counters
-                .checksums_completed
-                .load(std::sync::atomic::Ordering::Relaxed),
+            Device::Iface(i, _) => i.counters.checksums_completed.load(Ordering::Relaxed),
         }
     }
 

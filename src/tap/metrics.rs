@@ -164,13 +164,8 @@ fn answer(conn: TcpStream, live: &Live) -> io::Result<()> {
 /// The answer to `GET path`: status, content type, body.
 fn route(path: &str, live: &Live) -> (&'static str, &'static str, String) {
     let path = path.split('?').next().unwrap_or("");
-    let table = |name: &str| match name {
-        "pfc" => Some(Table::Pfc),
-        "queue" => Some(Table::Queue),
-        "watermark" => Some(Table::Watermark),
-        "ledger" => Some(Table::Ledger),
-        _ => None,
-    };
+    // The tables' names are the ones `lossless show` takes on its command line.
+    let table = |name: &str| <Table as clap::ValueEnum>::from_str(name, false).ok();
     enum Page {
         Metrics,
         Json,

@@ -110,7 +110,7 @@ impl PortState {
 
 /// One port's device and its threads' handles.
 struct PortIo {
-    tap: Arc<Device>,
+    dev: Arc<Device>,
     state: PortState,
     /// When the host side was last asked whether a downed link is up again.
     probed: Instant,
@@ -192,28 +192,28 @@ pub struct TapSwitch {
 }
 
 impl TapSwitch {
-    /// Open one TAP per port (each with a bounded kernel ring) and start the reader and
-    /// writer threads.
+    /// Open each port's device (a TAP with a bounded kernel ring, or an interface with a
+    /// bounded receive ring) and start the reader and writer threads.
     pub fn open(spec: &SwitchSpec, realtime: Realtime) -> Result<TapSwitch, TapError> {
-        let mut taps = Vec::new();
+        let mut devs = Vec::new();
         for (i, a) in spec.attach.iter().enumerate() {
             let port = &spec.config.ports[i];
             let a = a
                 .as_ref()
                 .ok_or_else(|| TapError::NoTapName(port.name.clone()))?;
             let dev = Device::open(a, port.mtu).map_err(|source| open_error(a, source))?;
-            taps.push(Arc::new(dev));
+            devs.push(Arc::new(dev));
         }
-        let inbox = Arc::new(Inbox::new(taps.len(), cable::READ_QUEUE_BYTES));
+        let inbox = Arc::new(Inbox::new(devs.len(), cable::READ_QUEUE_BYTES));
         let stop_io = Arc::new(AtomicBool::new(false));
         let mut ports = Vec::new();
         let (mut readers, mut writers) = (Vec::new(), Vec::new());
-        for (port, tap) in taps.into_iter().enumerate() {
+        for (port, dev) in devs.into_iter().enumerate() {
             let stats = Arc::new(PortIoStats::default());
             readers.push(
                 spawn_reader(
                     port,
-                    Arc::clone(&tap),
+                    Arc::clone(&dev),
                     Arc::clone(&inbox),
                     Arc::clone(&stats),
                     Arc::clone(&stop_io),
@@ -223,11 +223,11 @@ impl TapSwitch {
             );
             let (tx, rx) = bounded(WRITE_QUEUE);
             writers.push(
-                spawn_writer(Arc::clone(&tap), rx, Arc::clone(&stats), realtime)
+                spawn_writer(Arc::clone(&dev), rx, Arc::clone(&stats), realtime)
                     .map_err(TapError::System)?,
             );
             ports.push(PortIo {
-                tap,
+                dev,
                 state: PortState::Up,
                 probed: Instant::now(),
                 kernel: None,
@@ -345,7 +345,7 @@ impl TapSwitch {
     /// A frame (no FCS) read from `port`.
     fn receive(&mut self, port: usize, mut data: Vec<u8>, now: Time) {
         if self.ports[port].state == PortState::LinkDown
-            && matches!(*self.ports[port].tap, Device::Tap(_))
+            && matches!(*self.ports[port].dev, Device::Tap(_))
         {
             // Frames come from it again: the host brought the link back up.
             self.link_up(port, now);
@@ -372,8 +372,8 @@ impl TapSwitch {
         eprintln!(
             "lossless tap: port {} ({} {}) is gone: {e}; serving the other ports",
             self.sw.config().ports[port].name,
-            p.tap.kind(),
-            p.tap.name()
+            p.dev.kind(),
+            p.dev.name()
         );
         p.state = PortState::Gone;
         p.writer = None;
@@ -388,36 +388,42 @@ impl TapSwitch {
         for port in 0..self.ports.len() {
             let p = &mut self.ports[port];
             let failed = p.stats.link_down.swap(false, Ordering::Relaxed);
-            let watched = matches!(*p.tap, Device::Iface(..)) && p.state != PortState::Gone;
-            match p.state {
-                PortState::Up if failed => self.link_down(port, now),
-                PortState::LinkDown | PortState::Up
-                    if (p.state == PortState::LinkDown || watched)
-                        && p.probed.elapsed() >= LINK_PROBE =>
-                {
-                    p.probed = Instant::now();
-                    if !p.oversize_told && p.tap.losses().1 > 0 {
-                        p.oversize_told = true;
-                        eprintln!(
-                            "lossless tap: port {} (iface {}) receives frames longer than its MTU: the host's segmentation offload is on; they are counted (oversize_frames) and dropped. Turn it off on the host's end: ethtool -K <iface> tso off gso off",
-                            self.sw.config().ports[port].name,
-                            p.tap.name()
-                        );
-                    }
-                    match p.tap.probe() {
-                        Ok(s) => {
-                            p.kernel = s.counters.or(p.kernel);
-                            match (p.state, s.up) {
-                                (PortState::LinkDown, true) => self.link_up(port, now),
-                                (PortState::Up, false) => self.link_down(port, now),
-                                _ => {}
-                            }
-                        }
-                        Err(e) => self.port_gone(port, &e),
-                    }
-                }
-                _ => {}
+            let watched = match p.state {
+                PortState::Up => matches!(*p.dev, Device::Iface(..)),
+                PortState::LinkDown => true,
+                PortState::Gone => false,
+            };
+            if p.state == PortState::Up && failed {
+                self.link_down(port, now);
+            } else if watched && p.probed.elapsed() >= LINK_PROBE {
+                self.probe_link(port, now);
             }
+        }
+    }
+
+    /// Ask the kernel about port `port`'s device: counters, up or down, or gone. Warns
+    /// once when an interface has received frames too long to forward.
+    fn probe_link(&mut self, port: usize, now: Time) {
+        let p = &mut self.ports[port];
+        p.probed = Instant::now();
+        if !p.oversize_told && p.dev.oversize() > 0 {
+            p.oversize_told = true;
+            eprintln!(
+                "lossless tap: port {} (iface {}) receives frames longer than its MTU: the host's segmentation offload is on; they are counted (oversize_frames) and dropped. Turn it off on the host's end: ethtool -K <iface> tso off gso off",
+                self.sw.config().ports[port].name,
+                p.dev.name()
+            );
+        }
+        match p.dev.probe() {
+            Ok(s) => {
+                p.kernel = s.counters.or(p.kernel);
+                match (p.state, s.up) {
+                    (PortState::LinkDown, true) => self.link_up(port, now),
+                    (PortState::Up, false) => self.link_down(port, now),
+                    _ => {}
+                }
+            }
+            Err(e) => self.port_gone(port, &e),
         }
     }
 
@@ -428,8 +434,8 @@ impl TapSwitch {
         eprintln!(
             "lossless tap: port {} ({} {}) link is down; its queued frames are dropped",
             self.sw.config().ports[port].name,
-            p.tap.kind(),
-            p.tap.name()
+            p.dev.kind(),
+            p.dev.name()
         );
         self.sw.set_link(port, false, now);
         self.link_changes += 1;
@@ -444,7 +450,7 @@ impl TapSwitch {
             started += 1;
             let p = &mut ports[port];
             if is_pfc(&pkt.data) {
-                p.stats.written(&p.tap.write(&pkt.data));
+                p.stats.written(&p.dev.write(&pkt.data));
             } else {
                 p.batch.push(pkt.data);
             }
@@ -458,7 +464,7 @@ impl TapSwitch {
                 Some(_)
                     if started <= LIGHT_ROUND && p.stats.pending.load(Ordering::Acquire) == 0 =>
                 {
-                    threads::write_batch(&p.tap, &batch, &p.stats);
+                    threads::write_batch(&p.dev, &batch, &p.stats);
                 }
                 Some(w) => {
                     p.stats.pending.fetch_add(n, Ordering::Release);
@@ -513,7 +519,7 @@ impl TapSwitch {
     fn read_kernel_counters(&mut self) {
         for p in &mut self.ports {
             if p.state != PortState::Gone {
-                if let Ok(s) = p.tap.probe() {
+                if let Ok(s) = p.dev.probe() {
                     p.kernel = s.counters.or(p.kernel);
                 }
             }

@@ -40,11 +40,11 @@ impl TapSwitch {
             .enumerate()
             .map(|(i, p)| {
                 let s = &p.stats;
-                let name = Some(p.tap.name().to_string());
-                let iface = matches!(*p.tap, Device::Iface(..));
+                let name = Some(p.dev.name().to_string());
+                let iface = matches!(*p.dev, Device::Iface(..));
                 TapPortReport {
                     port: self.sw.config().ports[i].name.clone(),
-                    device: p.tap.kind(),
+                    device: p.dev.kind(),
                     tap: name.clone().filter(|_| !iface),
                     iface: name.filter(|_| iface),
                     state: p.state.name(),
@@ -52,8 +52,8 @@ impl TapSwitch {
                     written_frames: PortIoStats::get(&s.written_frames),
                     write_errors: PortIoStats::get(&s.write_errors),
                     write_overruns: PortIoStats::get(&s.write_overruns),
-                    oversize_frames: p.tap.losses().1,
-                    checksums_completed: p.tap.checksums_completed(),
+                    oversize_frames: p.dev.oversize(),
+                    checksums_completed: p.dev.checksums_completed(),
                     kernel: p.kernel.as_ref().map(KernelReport::from),
                 }
             })
@@ -78,7 +78,7 @@ impl TapSwitch {
                 .ports
                 .iter()
                 .filter(|p| p.state == PortState::Gone)
-                .map(|p| p.tap.name().to_string())
+                .map(|p| p.dev.name().to_string())
                 .collect(),
             ports,
             max_read_queue_bytes: self.inbox.high_water(),

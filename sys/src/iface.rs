@@ -19,11 +19,11 @@
 //! (segmentation offload left on at the sender: a 64 KB "frame") cannot be forwarded as
 //! one frame; it is counted as oversize and dropped.
 
-use crate::netdev::{if_index, ifname};
+use crate::netdev::if_index;
 use crate::tap::poll_in;
 use lossless_pipeline::wire::checksum::complete_l4_checksum;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -130,13 +130,7 @@ impl Iface {
         let claim = crate::claim::claim(ifindex, name)?;
         // Protocol 0: nothing is queued until the ring exists and `bind` names the
         // interface (see `packet`).
-        // SAFETY: plain socket(2) call; the result is checked before use.
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `raw` is a fresh, valid descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = crate::packet::unbound_socket()?;
         let ctx = |what: &'static str| {
             move |e: io::Error| io::Error::new(e.kind(), format!("interface `{name}`: {what}: {e}"))
         };
@@ -168,22 +162,7 @@ impl Iface {
         mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
         setsockopt(&fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
             .map_err(ctx("promiscuous mode"))?;
-        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
-        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        addr.sll_family = libc::AF_PACKET as u16;
-        addr.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-        addr.sll_ifindex = ifindex;
-        // SAFETY: `addr` is a valid sockaddr_ll and the length matches its type.
-        let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                &addr as *const libc::sockaddr_ll as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            )
-        };
-        if rc < 0 {
-            return Err(ctx("bind")(io::Error::last_os_error()));
-        }
+        crate::packet::bind_all(&fd, ifindex).map_err(ctx("bind"))?;
         Ok(Iface {
             fd,
             name: name.to_string(),
@@ -260,19 +239,16 @@ impl Iface {
             // the header is plain old data at the slot's start.
             let h: libc::tpacket2_hdr =
                 unsafe { std::ptr::read_volatile(slot as *const libc::tpacket2_hdr) };
-            let n = if h.tp_snaplen < h.tp_len {
+            let (mac, snap) = (h.tp_mac as usize, h.tp_snaplen as usize);
+            // Cut short by the slot (the kernel truncates what does not fit): counted, not
+            // forwarded.
+            let n = if h.tp_snaplen < h.tp_len || mac + snap > self.ring.slot {
                 self.counters.oversize.fetch_add(1, Ordering::Relaxed);
                 None
             } else {
-                let mac = h.tp_mac as usize;
-                let snap = h.tp_snaplen as usize;
-                if mac + snap > self.ring.slot {
-                    None
-                } else {
-                    // SAFETY: the frame lies inside the slot (checked above).
-                    let frame = unsafe { std::slice::from_raw_parts(slot.add(mac), snap) };
-                    self.copy_out(frame, &h, st, buf)
-                }
+                // SAFETY: the frame lies inside the slot (checked above).
+                let frame = unsafe { std::slice::from_raw_parts(slot.add(mac), snap) };
+                self.copy_out(frame, &h, st, buf)
             };
             status.store(libc::TP_STATUS_KERNEL, Ordering::Release);
             self.ring
@@ -407,11 +383,6 @@ fn map_ring(fd: &OwnedFd, slots: u32, mtu: u32) -> io::Result<RxRing> {
         slots: blocks * per_block,
         next: AtomicUsize::new(0),
     })
-}
-
-/// Check `name` is an interface name without looking it up.
-pub fn check_name(name: &str) -> io::Result<()> {
-    ifname(name).map(|_| ())
 }
 
 #[cfg(test)]

@@ -23,6 +23,40 @@ pub(crate) fn send_frame(fd: i32, frame: &[u8]) -> io::Result<usize> {
     }
 }
 
+/// A raw packet socket of protocol 0: it receives nothing until [`bind_all`] names an
+/// interface (see the module's note).
+pub(crate) fn unbound_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the result is checked before use.
+    let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh, valid descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Bind packet socket `fd` to interface `ifindex` for every protocol (`ETH_P_ALL`): from
+/// now on it receives every frame of that interface.
+pub(crate) fn bind_all(fd: &OwnedFd, ifindex: i32) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+    let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    addr.sll_family = libc::AF_PACKET as u16;
+    addr.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+    addr.sll_ifindex = ifindex;
+    // SAFETY: `addr` is a valid sockaddr_ll and the length matches its type.
+    let rc = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            &addr as *const libc::sockaddr_ll as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// A raw socket on one interface.
 #[derive(Debug)]
 pub struct PacketSocket {
@@ -34,29 +68,8 @@ impl PacketSocket {
     /// Open a raw socket on interface `iface` of this namespace (needs CAP_NET_RAW).
     pub fn open(iface: &str) -> io::Result<PacketSocket> {
         let ifindex = if_index(iface)?;
-        // SAFETY: plain socket(2) call; the result is checked before use.
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `raw` is a fresh, valid descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
-        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        addr.sll_family = libc::AF_PACKET as u16;
-        addr.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-        addr.sll_ifindex = ifindex;
-        // SAFETY: `addr` is a valid sockaddr_ll and the length matches its type.
-        let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                &addr as *const libc::sockaddr_ll as *const libc::sockaddr,
-                std::mem::size_of::<libc::sockaddr_ll>() as u32,
-            )
-        };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let fd = unbound_socket()?;
+        bind_all(&fd, ifindex)?;
         Ok(PacketSocket { fd, ifindex })
     }
 
