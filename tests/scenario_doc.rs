@@ -93,6 +93,8 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         ("RouteRaw", fields::<RouteRaw>()),
         ("GroupRaw", fields::<GroupRaw>()),
         ("MemberRaw", fields::<MemberRaw>()),
+        ("AclTableRaw", fields::<AclTableRaw>()),
+        ("AclRuleRaw", fields::<AclRuleRaw>()),
     ];
     let doc = documented();
     for (name, keys) in &types {

@@ -368,6 +368,8 @@ pub struct SwitchConfig {
     pub mmu: lossless_buffer_model::mmu::Behaviour,
     /// Buffer slices (one by default).
     pub slices: lossless_buffer_model::mmu::Slices,
+    /// ACL tables (none by default), rules in lookup order.
+    pub acl: Vec<crate::acl::AclTable>,
 }
 
 impl SwitchConfig {
@@ -395,6 +397,7 @@ impl SwitchConfig {
             seed: Self::DEFAULT_SEED,
             mmu: Default::default(),
             slices: Default::default(),
+            acl: Vec::new(),
         }
     }
 

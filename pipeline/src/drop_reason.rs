@@ -58,6 +58,7 @@ reasons! {
     EgressLimit => "egress_limit", "Egress queue over its shared limit.";
     Wred => "wred", "WRED drop of a non-ECT packet.";
     Watchdog => "pfc_watchdog", "Discarded by the PFC watchdog's drop action.";
+    Acl => "acl", "Dropped by an ACL rule (PACKET_ACTION drop).";
 }
 
 /// Counters of dropped frames per reason.

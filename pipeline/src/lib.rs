@@ -3,13 +3,14 @@
 //! The packet path of the switch, P4/PSA shaped:
 //!
 //! ```text
-//! parser → classify → forward (L2 FDB | L3 LPM + groups) → traffic manager
+//! parser → classify → ACL → forward (L2 FDB | L3 LPM + groups) → traffic manager
 //!        (admit, PFC, WRED/ECN, enqueue, schedule) → egress rewrite → port
 //! ```
 //!
 //! * [`packet`]: a frame (held bytes + declared length) and its metadata.
 //! * [`wire`]: PFC / PAUSE, RoCEv2 (BTH, AETH) and VLAN codecs, in-place header edits.
 //! * [`parser`]: frame bytes → header vector, or a [`drop_reason::DropReason`].
+//! * [`acl`]: the ACL stage (SONiC ACL tables and rules, SAI semantics).
 //! * [`forward`]: FDB and LPM tables; [`groups`]: next-hop group member choice, with
 //!   [`dlb`] (flowlet quality and flow table) for dynamic load balancing.
 //! * [`config`]: the typed switch configuration and its defaults; [`default_plan`]: the
@@ -21,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod acl;
 pub mod config;
 pub mod counters;
 pub mod default_plan;

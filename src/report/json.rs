@@ -3,10 +3,11 @@
 //! counters.
 
 use super::model::{
-    DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport, FlowReport,
-    GroupMemberReport, GroupReport, HostReport, LatencyReport, LedgerReport, LinkReport,
-    MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport, PoolReport, PortReport,
-    QueueReport, Report, SwitchReport, TcpReport, Totals, TransportReport, WatchdogReport,
+    AclRuleReport, DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport,
+    FlowReport, GroupMemberReport, GroupReport, HostReport, LatencyReport, LedgerReport,
+    LinkReport, MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport, PoolReport,
+    PortReport, QueueReport, Report, SwitchReport, TcpReport, Totals, TransportReport,
+    WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
@@ -225,7 +226,28 @@ pub fn switch_report(
             full_misses: f.full_misses,
         }),
         groups: groups(sw, si, window),
+        acl: acl(sw),
     }
+}
+
+/// Every ACL rule of `sw` with its counters, tables in order, rules in lookup order.
+fn acl(sw: &Switch) -> Vec<AclRuleReport> {
+    let acl = sw.acl();
+    let mut out = Vec::new();
+    for (t, table) in acl.tables().iter().enumerate() {
+        for (r, rule) in table.rules.iter().enumerate() {
+            let c = acl.counters(t, r);
+            out.push(AclRuleReport {
+                table: table.name.clone(),
+                rule: rule.name.clone(),
+                priority: rule.priority,
+                action: rule.action.packet.word(),
+                packets: c.packets,
+                bytes: c.bytes,
+            });
+        }
+    }
+    out
 }
 
 /// The next-hop groups of switch `sw` (index `si`), with member bytes over `window`.

@@ -61,6 +61,7 @@ pub fn render(spec: &SwitchSpec) -> String {
         pg_table(&mut o, spec, first, &need);
         queue_table(&mut o, spec, first);
     }
+    o += &super::plan_acl::render(&spec.config.acl, &spec.config.ports);
     o
 }
 

@@ -57,6 +57,7 @@ pub fn render(r: &Report) -> String {
     pgs(&mut o, &r.switches);
     pools(&mut o, &r.switches);
     drops(&mut o, &r.switches);
+    acl(&mut o, &r.switches);
     tap(&mut o, r);
     o
 }
@@ -402,6 +403,37 @@ fn drops(o: &mut String, sws: &[SwitchReport]) {
     );
     for sw in sws {
         fam.sample(&[("switch", &sw.name)], sw.lossless_drops);
+    }
+}
+
+/// Each ACL rule's packets and bytes (SONiC's ACL counters).
+fn acl(o: &mut String, sws: &[SwitchReport]) {
+    if sws.iter().all(|s| s.acl.is_empty()) {
+        return;
+    }
+    for (name, help, bytes) in [
+        (
+            "lossless_acl_packets_total",
+            "Frames an ACL rule matched (as its table's winner).",
+            false,
+        ),
+        (
+            "lossless_acl_bytes_total",
+            "Bytes (FCS included) of the frames an ACL rule matched.",
+            true,
+        ),
+    ] {
+        let mut fam = Family::new(o, name, "counter", help);
+        for sw in sws {
+            for r in &sw.acl {
+                let labels = [
+                    ("switch", sw.name.as_str()),
+                    ("table", r.table.as_str()),
+                    ("rule", r.rule.as_str()),
+                ];
+                fam.sample(&labels, if bytes { r.bytes } else { r.packets });
+            }
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The ingress half of the switch: a received frame is checked and parsed, classified into
-//! a traffic class, PG and queue, forwarded (L2 FDB or L3 LPM), admitted by the MMU (XOFF
+//! a traffic class, PG and queue, looked up in the ACL tables of its port, forwarded (L2 FDB or L3 LPM), admitted by the MMU (XOFF
 //! when a lossless PG crosses its limit), marked by WRED at enqueue, and queued; PFC frames
 //! received load the port's pause timers.
 
@@ -45,6 +45,9 @@ impl Switch {
             return self.receive_mac_control(port, mc, pkt, now);
         }
         self.classify(port, &parsed, &mut pkt, now);
+        if self.acl.applies_to(port) && !self.apply_acl(port, &parsed, &mut pkt) {
+            return self.drop_received(DropReason::Acl, pkt);
+        }
         match &mut self.fwd {
             Forwarder::L2(fdb) => {
                 let vid = parsed.outer_vlan().map_or(0, |v| v.vid);
@@ -122,6 +125,30 @@ impl Switch {
         m.ready_time = now + self.cfg.pipeline_latency;
         m.ip = ip;
         m.ecn = ecn;
+    }
+
+    /// The ACL stage for a classified frame: count it, re-class it or rewrite its DSCP.
+    /// Returns false when a rule drops it.
+    fn apply_acl(&mut self, port: usize, h: &Parsed, pkt: &mut Packet) -> bool {
+        let v = self.acl.apply(port, h, pkt.meta.tc, pkt.len);
+        if v.drop {
+            return false;
+        }
+        if let Some(tc) = v.set_tc {
+            let q = &self.cfg.qos;
+            let m = &mut pkt.meta;
+            m.tc = tc;
+            m.pg = q.tc_to_pg[tc as usize];
+            m.queue = q.tc_to_queue[tc as usize];
+        }
+        if let Some(dscp) = v.set_dscp {
+            match pkt.meta.ip {
+                IpAt::V4(o) => edit::ipv4_set_dscp(&mut pkt.data[o as usize..], dscp),
+                IpAt::V6(o) => edit::ipv6_set_dscp(&mut pkt.data[o as usize..], dscp),
+                IpAt::None => {}
+            }
+        }
+        true
     }
 
     pub(super) fn flood(&mut self, in_port: usize, pkt: Packet) {

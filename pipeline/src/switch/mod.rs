@@ -21,6 +21,7 @@ mod waits;
 
 pub use pfc_log::PfcEvent;
 
+use crate::acl::Acl;
 use crate::config::{Forwarding, SwitchConfig};
 use crate::counters::{Ledger, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
@@ -88,6 +89,7 @@ pub struct Switch {
     ports: Vec<Port>,
     mmu: Mmu,
     fwd: Forwarder,
+    acl: Acl,
     rng: Xoshiro256PlusPlus,
     drops: DropCounters,
     lossless_drops: u64,
@@ -163,8 +165,10 @@ impl Switch {
         let queue_pfc =
             core::array::from_fn(|q| cfg.qos.priorities_of_queue(q as u8) & cfg.qos.pfc_honoured());
         let pg_pfc = core::array::from_fn(|g| cfg.qos.priorities_of_pg(g as u8));
+        let acl = Acl::new(cfg.acl.clone());
         Switch {
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+            acl,
             next_watchdog_poll: cfg.qos.pfcwd.map(|w| w.polling_interval),
             cfg,
             ports,
@@ -202,6 +206,11 @@ impl Switch {
     /// Buffer accounting (pools, PGs, queues, watermarks).
     pub fn mmu(&self) -> &Mmu {
         &self.mmu
+    }
+
+    /// The ACL stage: its tables and each rule's counters.
+    pub fn acl(&self) -> &Acl {
+        &self.acl
     }
 
     /// Frames dropped, by reason.

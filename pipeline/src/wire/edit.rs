@@ -45,6 +45,15 @@ pub fn ipv6_mark_ce(h: &mut [u8]) {
     h[1] |= ECN_CE << 4;
 }
 
+/// Set the DSCP of the IPv6 header at the start of `h` (≥ 40 bytes), ECN kept.
+pub fn ipv6_set_dscp(h: &mut [u8], dscp: u8) {
+    // Traffic class = low nibble of byte 0 and high nibble of byte 1; DSCP is its top 6
+    // bits: 4 in byte 0, 2 in byte 1 (above the two ECN bits).
+    let d = dscp & 0x3F;
+    h[0] = (h[0] & 0xF0) | (d >> 2);
+    h[1] = (h[1] & 0x3F) | ((d & 0x03) << 6);
+}
+
 /// Decrement the IPv4 TTL (checksum updated). Returns false, changing nothing, if the TTL
 /// is 0 or 1 (the packet must be dropped).
 pub fn ipv4_decrement_ttl(h: &mut [u8]) -> bool {
@@ -140,6 +149,16 @@ mod tests {
         assert_eq!(ipv4_checksum(&h), 0);
         h[8] = 1;
         assert!(!ipv4_decrement_ttl(&mut h));
+    }
+
+    #[test]
+    fn ipv6_dscp_rewrite_keeps_version_ecn_and_flow_label() {
+        // Version 6, traffic class 0x03 (DSCP 0, CE), flow label 0xABCDE.
+        let mut h = [0x60, 0x3A, 0xBC, 0xDE, 0, 0, 17, 64];
+        ipv6_set_dscp(&mut h, 46);
+        let tc = ((h[0] & 0x0F) << 4) | (h[1] >> 4);
+        assert_eq!((h[0] >> 4, tc >> 2, tc & 3), (6, 46, 3));
+        assert_eq!(u32::from_be_bytes([0, h[1] & 0x0F, h[2], h[3]]), 0xABCDE);
     }
 
     #[test]

@@ -20,6 +20,79 @@ pub struct SwitchRaw {
     pub qos: Option<Val<QosRaw>>,
     /// Forwarding mode and tables.
     pub forwarding: Option<Val<ForwardingRaw>>,
+    /// ACL tables by name (SONiC `ACL_TABLE`, each with its `ACL_RULE`s).
+    pub acl: Option<Val<BTreeMap<String, Val<AclTableRaw>>>>,
+}
+
+/// An ACL table (SONiC `ACL_TABLE` keys, lower case) and its rules.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclTableRaw {
+    /// `L3`, `L3V6`, `L3V4V6` or `L2`: which match fields its rules may use.
+    #[serde(rename = "type")]
+    pub kind: Option<Val<String>>,
+    /// `ingress` (the only stage modelled).
+    pub stage: Option<Val<String>>,
+    /// Ports it is bound to (default: every port).
+    pub ports: Option<Val<Vec<Val<String>>>>,
+    /// Rules by name (SONiC `ACL_RULE` keys, lower case).
+    #[serde(default)]
+    pub rules: BTreeMap<String, Val<AclRuleRaw>>,
+}
+
+/// An ACL rule: `priority`, match fields and actions (SONiC `ACL_RULE` keys, lower case).
+/// A ternary field takes a number or `value/mask` (`0x11/0xff`).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AclRuleRaw {
+    /// Larger wins (0–999999).
+    pub priority: Option<Val<i64>>,
+    /// `forward` (default) or `drop`.
+    pub packet_action: Option<Val<String>>,
+    /// Re-class matching frames (their PG and queue follow).
+    pub set_tc: Option<Val<i64>>,
+    /// Rewrite matching frames' DSCP (SONiC `DSCP_ACTION`).
+    pub set_dscp: Option<Val<i64>>,
+    /// Ingress ports the rule applies to, within the table's.
+    pub in_ports: Option<Val<Vec<Val<String>>>>,
+    /// Source MAC, `aa:bb:cc:dd:ee:ff` or `mac/mask`.
+    pub src_mac: Option<Val<String>>,
+    /// Destination MAC.
+    pub dst_mac: Option<Val<String>>,
+    /// EtherType (`0x0800`).
+    pub ether_type: Option<Val<Scalar>>,
+    /// Outer VLAN id.
+    pub vlan_id: Option<Val<Scalar>>,
+    /// Outer VLAN PCP.
+    pub pcp: Option<Val<Scalar>>,
+    /// `any`, `ip`, `non_ip`, `ipv4any`, `non_ipv4`, `ipv6any` or `non_ipv6`.
+    pub ip_type: Option<Val<String>>,
+    /// IPv4 source prefix.
+    pub src_ip: Option<Val<String>>,
+    /// IPv4 destination prefix.
+    pub dst_ip: Option<Val<String>>,
+    /// IPv6 source prefix.
+    pub src_ipv6: Option<Val<String>>,
+    /// IPv6 destination prefix.
+    pub dst_ipv6: Option<Val<String>>,
+    /// IP protocol (IPv6: the upper-layer next header).
+    pub ip_protocol: Option<Val<Scalar>>,
+    /// IPv6 next header (the same field as `ip_protocol`).
+    pub next_header: Option<Val<Scalar>>,
+    /// DSCP.
+    pub dscp: Option<Val<Scalar>>,
+    /// Traffic class from the QoS maps.
+    pub tc: Option<Val<Scalar>>,
+    /// UDP/TCP source port.
+    pub l4_src_port: Option<Val<Scalar>>,
+    /// UDP/TCP destination port.
+    pub l4_dst_port: Option<Val<Scalar>>,
+    /// UDP/TCP source ports `lo-hi`.
+    pub l4_src_port_range: Option<Val<String>>,
+    /// UDP/TCP destination ports `lo-hi`.
+    pub l4_dst_port_range: Option<Val<String>>,
+    /// RoCEv2 BTH opcode (`0x81/0xff` for CNPs).
+    pub bth_opcode: Option<Val<Scalar>>,
 }
 
 /// `ports:` in either form.

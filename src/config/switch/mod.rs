@@ -1,6 +1,7 @@
 //! One switch of a scenario file, resolved: its ports, QoS, buffer plan (or the default
-//! one), forwarding, and the headroom warnings.
+//! one), forwarding, ACL tables, and the headroom warnings.
 
+pub mod acl;
 pub mod buffer;
 pub mod default_plan;
 pub mod forwarding;
@@ -73,6 +74,10 @@ pub fn resolve(
         Some(f) => forwarding::resolve(d, &key, f, &ports)?,
         None => (Forwarding::default(), Vec::new()),
     };
+    let acl = match &sw.acl {
+        Some(t) => acl::resolve(d, &key, t, &ports)?,
+        None => Vec::new(),
+    };
     Ok(SwitchSpec {
         config: SwitchConfig {
             name,
@@ -87,6 +92,7 @@ pub fn resolve(
             seed,
             mmu: plan.behaviour,
             slices: plan.slices,
+            acl,
         },
         attach,
         pg_profile_names: plan.pg_names,

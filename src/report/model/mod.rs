@@ -137,6 +137,27 @@ pub struct SwitchReport {
     /// Next-hop groups (L3), in configuration order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupReport>,
+    /// ACL rules with their counters (SONiC `aclshow -a`), table by table in name order,
+    /// each table's rules in lookup order; absent when the switch has no ACL.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub acl: Vec<AclRuleReport>,
+}
+
+/// One ACL rule and what it matched.
+#[derive(Clone, Debug, Serialize)]
+pub struct AclRuleReport {
+    /// Table name.
+    pub table: String,
+    /// Rule name.
+    pub rule: String,
+    /// Priority (larger wins).
+    pub priority: u32,
+    /// `forward` or `drop`.
+    pub action: &'static str,
+    /// Frames it matched (as its table's winner).
+    pub packets: u64,
+    /// Their bytes, FCS included.
+    pub bytes: u64,
 }
 
 /// A next-hop group: how evenly it spread traffic, and its flowlet counters.

@@ -1,6 +1,6 @@
 //! One switch's tables: `pfcstat` (frames, XOFF/XON per priority, the Tx timeline, the
 //! watchdog's storms, paused time), utilisation, `queuestat`, PG watermarks, pools, the
-//! next-hop groups and the drops by reason.
+//! next-hop groups, the ACL rules' counters and the drops by reason.
 
 use super::{pct, time};
 use crate::report::model::{PortReport, SwitchReport};
@@ -24,6 +24,7 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
     pgs(o, ports, false);
     pools(o, sw);
     groups(o, sw);
+    acl(o, sw);
     if !sw.drops_by_reason.is_empty() {
         let items: Vec<String> = sw
             .drops_by_reason
@@ -117,6 +118,26 @@ fn groups(o: &mut String, sw: &SwitchReport) {
             );
         }
         let _ = writeln!(o, "{line}");
+    }
+}
+
+/// ACL rules with their counters, as SONiC's `aclshow -a` lists them.
+fn acl(o: &mut String, sw: &SwitchReport) {
+    if sw.acl.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "  ACL rules (aclshow -a; lookup order)");
+    let _ = writeln!(
+        o,
+        "    {:<16} {:<16} {:>7} {:<8} {:>12} {:>14}",
+        "Rule", "Table", "Prio", "Action", "Packets", "Bytes"
+    );
+    for r in &sw.acl {
+        let _ = writeln!(
+            o,
+            "    {:<16} {:<16} {:>7} {:<8} {:>12} {:>14}",
+            r.rule, r.table, r.priority, r.action, r.packets, r.bytes
+        );
     }
 }
 
