@@ -95,6 +95,7 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         ("MemberRaw", fields::<MemberRaw>()),
         ("AclTableRaw", fields::<AclTableRaw>()),
         ("AclRuleRaw", fields::<AclRuleRaw>()),
+        ("SonicMapRaw", fields::<SonicMapRaw>()),
     ];
     let doc = documented();
     for (name, keys) in &types {

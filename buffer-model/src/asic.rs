@@ -1,6 +1,7 @@
 //! The memory manager's ASIC-specific choices: where a lossless PG stores the packet that
 //! crosses its limit, which limit its XON is measured from, and whether the buffer is
-//! accounted in slices. Switch chips differ here
+//! accounted in slices; and the chips whose values for these are known ([`Asic`]). Switch
+//! chips differ here
 //! (docs/physics.md, "Where the crossing packet goes"); `generic` is the default of each.
 
 use crate::mmu::{Mmu, Pool, PRIORITIES};
@@ -76,6 +77,95 @@ impl Slices {
             Some(s) => *s,
             None if self.count <= 1 || ports == 0 => 0,
             None => port * self.count / ports,
+        }
+    }
+}
+
+/// A switch chip whose MMU choices are known (`buffer.asic`), by the names SONiC's tests
+/// use (sonic-mgmt `ansible/group_vars/sonic/variables` lists each chip's HWSKUs as
+/// `broadcom_th_hwskus`, `broadcom_th2_hwskus`, …; `tests/qos/files/qos_params.<chip>.yaml`
+/// holds its counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Asic {
+    /// No chip: 1 slice, the crossing packet in headroom, XON from the live limit.
+    #[default]
+    Generic,
+    /// Broadcom Tomahawk (BCM5696x; SONiC `th`).
+    Tomahawk,
+    /// Broadcom Tomahawk 2 (BCM5697x; SONiC `th2`).
+    Tomahawk2,
+    /// Broadcom Tomahawk 3 (BCM5698x; SONiC `th3`).
+    Tomahawk3,
+    /// Broadcom Trident 3 (BCM5687x; SONiC `td3`).
+    Trident3,
+}
+
+impl crate::named::Named for Asic {
+    const WORDS: &'static [(&'static str, Asic)] = &[
+        ("generic", Asic::Generic),
+        ("tomahawk", Asic::Tomahawk),
+        ("th", Asic::Tomahawk),
+        ("tomahawk2", Asic::Tomahawk2),
+        ("th2", Asic::Tomahawk2),
+        ("tomahawk3", Asic::Tomahawk3),
+        ("th3", Asic::Tomahawk3),
+        ("trident3", Asic::Trident3),
+        ("td3", Asic::Trident3),
+    ];
+}
+
+/// What a chip sets: its cell, its slices and the MMU choices (each a file may override).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsicProfile {
+    /// Accounting cell (None: the plan's own).
+    pub cell: Option<Bytes>,
+    /// Buffer slices (XPEs / ITMs as SONiC's pool sizes count them).
+    pub slices: usize,
+    /// Where the crossing packet goes and which limit XON follows.
+    pub behaviour: Behaviour,
+}
+
+impl Asic {
+    /// The chip's values. Sources (docs/scenario.md, `buffer.asic`): the cell is
+    /// `cell_size` of the chip's qos_params file; the slices are its
+    /// `hdrm_pool_wm_multiplier` (the factor by which SONiC's test scales a slice's
+    /// headroom-pool watermark to the chip's); Tomahawk's placement and XON rule are what
+    /// its PFCtest and PFCXonTest counts fit (tests/sonic_qos.rs); Tomahawk 2's placement is
+    /// design §4's. What no source fixes stays `generic`.
+    pub const fn profile(self) -> AsicProfile {
+        let generic = Behaviour {
+            crossing: Crossing::Headroom,
+            xon_limit: XonLimit::Live,
+        };
+        match self {
+            Asic::Generic => AsicProfile {
+                cell: None,
+                slices: 1,
+                behaviour: generic,
+            },
+            Asic::Tomahawk => AsicProfile {
+                cell: Some(Bytes(208)),
+                slices: 4,
+                behaviour: Behaviour {
+                    crossing: Crossing::Shared,
+                    xon_limit: XonLimit::Latched,
+                },
+            },
+            Asic::Tomahawk2 => AsicProfile {
+                cell: Some(Bytes(208)),
+                slices: 4,
+                behaviour: generic,
+            },
+            Asic::Tomahawk3 => AsicProfile {
+                cell: Some(Bytes(254)),
+                slices: 1,
+                behaviour: generic,
+            },
+            Asic::Trident3 => AsicProfile {
+                cell: Some(Bytes(256)),
+                slices: 1,
+                behaviour: generic,
+            },
         }
     }
 }

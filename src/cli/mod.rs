@@ -4,6 +4,7 @@ mod args;
 mod bench;
 mod check;
 mod gen;
+mod import;
 mod run;
 mod send_pfc;
 mod show;
@@ -65,6 +66,9 @@ enum Command {
     /// is printed and --json written; the report accounts for every frame read, written,
     /// dropped by reason or lost in a TAP's kernel ring.
     Tap(tap::TapArgs),
+    /// Turn another tool's configuration into a scenario file: `import sonic
+    /// config_db.json` reads a SONiC switch's ports, buffers, QoS and ACLs.
+    Import(import::ImportArgs),
     /// Print SONiC's tables (pfcstat, queuestat, watermarkstat) or the TAP ledger from a
     /// running `lossless tap --metrics ADDR`.
     Show(show::ShowArgs),
@@ -86,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::exec(*a),
         Command::Tap(a) => tap::exec(a),
         Command::Show(a) => show::exec(a),
+        Command::Import(a) => import::exec(a),
         Command::SendPfc(a) => send_pfc::exec(a),
         Command::Gen(a) => gen::exec(a),
         Command::Bench(a) => bench::exec(a),

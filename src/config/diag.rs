@@ -130,6 +130,11 @@ impl<'a> Diags<'a> {
         self.warnings.borrow_mut().push(d);
     }
 
+    /// Record warnings found elsewhere (another file's, such as an imported config_db).
+    pub fn extend(&self, warnings: Vec<Diag>) {
+        self.warnings.borrow_mut().extend(warnings);
+    }
+
     /// The warnings recorded.
     pub fn into_warnings(self) -> Vec<Diag> {
         self.warnings.into_inner()

@@ -12,6 +12,7 @@ pub mod duration;
 pub mod resolve;
 pub mod scenario;
 pub mod schema;
+pub mod sonic;
 pub mod switch;
 pub mod topology;
 pub mod values;
@@ -52,9 +53,11 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
 
 /// Resolve scenario `text` read from `file` (named in errors; `stem` names default outputs).
 pub fn parse(file: &str, stem: &str, text: &str) -> Result<Loaded, ConfigError> {
-    let raw: schema::ScenarioFile =
+    let mut raw: schema::ScenarioFile =
         serde_saphyr::from_str(text).map_err(|e| yaml_error(file, &e))?;
-    let (scenario, warnings) = resolve::resolve(file, stem, raw)?;
+    let imported = sonic::expand(file, &mut raw)?;
+    let (scenario, mut warnings) = resolve::resolve(file, stem, raw)?;
+    warnings.splice(0..0, imported);
     Ok(Loaded { scenario, warnings })
 }
 

@@ -80,7 +80,17 @@ fn resolve_switches(
                 format!("switch `{}` is defined twice", sw.name.value),
             );
         }
-        switches.push(switch::resolve(d, sw, index, seed, &wires(index))?);
+        // An imported switch's own diagnostics name the file it came from.
+        let spec = match &sw.imported_from {
+            Some(file) => {
+                let own = Diags::new(file);
+                let spec = switch::resolve(&own, sw, index, seed, &wires(index))?;
+                d.extend(own.into_warnings());
+                spec
+            }
+            None => switch::resolve(d, sw, index, seed, &wires(index))?,
+        };
+        switches.push(spec);
     }
     Ok(switches)
 }

@@ -65,6 +65,8 @@ pub struct SwitchSpec {
     pub queue_profile_names: Vec<String>,
     /// The buffer plan was the built-in default.
     pub default_buffer: bool,
+    /// The chip `buffer.asic` named (generic when none).
+    pub asic: lossless_buffer_model::asic::Asic,
     /// Next hops given without `mac:`, until the cabling fills them in (`lossless run`).
     pub pending_macs: Vec<PendingMac>,
 }

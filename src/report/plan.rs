@@ -2,10 +2,11 @@
 //! points where PFC acts and the minimum headroom the physics asks for.
 
 use crate::config::{Attach, SwitchSpec};
+use lossless_buffer_model::asic::Asic;
 use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomNeed};
 use lossless_buffer_model::mmu::{Behaviour, Crossing, PoolKind, ProfileSpec, Threshold, XonLimit};
 use lossless_buffer_model::scheduler::Discipline;
-use lossless_buffer_model::PRIORITIES;
+use lossless_buffer_model::{Named, PRIORITIES};
 use lossless_pipeline::config::{FlowControl, Forwarding, Trust};
 use std::fmt::Write;
 
@@ -43,6 +44,33 @@ fn threshold_text(t: Threshold) -> String {
         Threshold::Static(b) => format!("static {b}"),
         Threshold::Dynamic(n) if n >= 0 => format!("α={}", 1u32 << n),
         Threshold::Dynamic(n) => format!("α=1/{}", 1u32 << -n),
+    }
+}
+
+/// A map over 0…n−1: its most common value as the rest, the others one by one
+/// (`1, 3→3, 4→4`); the identity as `identity`.
+fn map_text(m: &[u8]) -> String {
+    if m.iter().enumerate().all(|(i, v)| *v as usize == i) {
+        return "identity".into();
+    }
+    let mut counts = [0usize; 8];
+    for v in m {
+        counts[*v as usize & 7] += 1;
+    }
+    let common = (0..8u8)
+        .rev()
+        .max_by_key(|&v| counts[v as usize])
+        .unwrap_or(0);
+    let rest: Vec<String> = m
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v != common)
+        .map(|(i, v)| format!("{i}→{v}"))
+        .collect();
+    if rest.is_empty() {
+        format!("all→{common}")
+    } else {
+        format!("{} (others→{common})", rest.join(", "))
     }
 }
 
@@ -127,6 +155,24 @@ fn header(o: &mut String, spec: &SwitchSpec) {
             w.action, w.detection_time, w.restoration_time
         ))
     );
+    let _ = writeln!(
+        o,
+        "  maps: dscp→tc {}; dot1p→tc {}; tc→pg {}; tc→queue {}",
+        map_text(&q.dscp_to_tc),
+        map_text(&q.dot1p_to_tc),
+        map_text(&q.tc_to_pg),
+        map_text(&q.tc_to_queue)
+    );
+    if spec.asic != Asic::Generic {
+        let chip = spec.asic.profile();
+        let _ = writeln!(
+            o,
+            "  asic: {} (sets cell {}, {} slice(s), the crossing packet and the XON rule; keys given in the file override it)",
+            spec.asic.word(),
+            chip.cell.map_or("-".into(), |c| c.to_string()),
+            chip.slices
+        );
+    }
     if c.mmu != Behaviour::default() {
         let _ = writeln!(
             o,

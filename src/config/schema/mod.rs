@@ -8,7 +8,7 @@
 //! say which file, line and key held a word off the list.
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ mod switch;
 pub use switch::*;
 
 /// A scalar given as a number or a string (`1248`, `"16MB"`, `100G`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum Scalar {
     /// An integer.

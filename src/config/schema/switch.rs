@@ -3,13 +3,13 @@
 use super::*;
 
 /// One switch.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchRaw {
     /// Name (used in `switch:Ethernet0` references).
     pub name: Val<String>,
-    /// Ports: `{count, speed, ...}` or a list of ports.
-    pub ports: Val<PortsRaw>,
+    /// Ports: `{count, speed, ...}` or a list of ports (required unless `sonic` gives them).
+    pub ports: Option<Val<PortsRaw>>,
     /// Base MAC: port i uses base + i (default 02:4c:4c:ii:ii:00 from the switch's index).
     pub mac: Option<Val<String>>,
     /// Last bit in → earliest first bit out.
@@ -22,10 +22,82 @@ pub struct SwitchRaw {
     pub forwarding: Option<Val<ForwardingRaw>>,
     /// ACL tables by name (SONiC `ACL_TABLE`, each with its `ACL_RULE`s).
     pub acl: Option<Val<BTreeMap<String, Val<AclTableRaw>>>>,
+    /// Ports, buffer, QoS and ACLs from a SONiC `config_db.json`.
+    pub sonic: Option<Val<SonicRaw>>,
+    /// The file the switch's ports, buffer and QoS were imported from (set by the loader,
+    /// never read from YAML): diagnostics of those parts name it.
+    #[serde(skip)]
+    pub imported_from: Option<String>,
+}
+
+/// `sonic:` — a config_db.json path, or the map form.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum SonicRaw {
+    /// `sonic: config_db.json`.
+    Path(Val<String>),
+    /// `sonic: {file, ports, tap_prefix, asic}`.
+    Map(Box<SonicMapRaw>),
+}
+
+impl SonicRaw {
+    /// The settings, the path form as a map with only `file`.
+    pub fn settings(&self) -> SonicMapRaw {
+        match self {
+            SonicRaw::Path(f) => SonicMapRaw {
+                file: f.clone(),
+                ports: None,
+                tap_prefix: None,
+                asic: None,
+            },
+            SonicRaw::Map(m) => (**m).clone(),
+        }
+    }
+}
+
+/// The map form of `sonic:`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SonicMapRaw {
+    /// The config_db.json (relative to the scenario file).
+    pub file: Val<String>,
+    /// Ports to keep (default: every port of PORT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Val<Vec<Val<String>>>>,
+    /// Serve the ports as TAPs `<prefix>0`, `<prefix>1`, … (`lossless tap`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tap_prefix: Option<Val<String>>,
+    /// The chip, instead of the one DEVICE_METADATA's HWSKU names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asic: Option<Val<String>>,
+}
+
+impl<'de> Deserialize<'de> for SonicRaw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SonicRaw;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a config_db.json path or a map {file, ports, tap_prefix, asic}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SonicRaw, E> {
+                Ok(SonicRaw::Path(serde_saphyr::Spanned::new(
+                    v.to_string(),
+                    serde_saphyr::Location::UNKNOWN,
+                    serde_saphyr::Location::UNKNOWN,
+                )))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<SonicRaw, A::Error> {
+                SonicMapRaw::deserialize(de::value::MapAccessDeserializer::new(m))
+                    .map(|m| SonicRaw::Map(Box::new(m)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// An ACL table (SONiC `ACL_TABLE` keys, lower case) and its rules.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AclTableRaw {
     /// `L3`, `L3V6`, `L3V4V6` or `L2`: which match fields its rules may use.
@@ -42,7 +114,7 @@ pub struct AclTableRaw {
 
 /// An ACL rule: `priority`, match fields and actions (SONiC `ACL_RULE` keys, lower case).
 /// A ternary field takes a number or `value/mask` (`0x11/0xff`).
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct AclRuleRaw {
     /// Larger wins (0–999999).
@@ -96,7 +168,8 @@ pub struct AclRuleRaw {
 }
 
 /// `ports:` in either form.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
 pub enum PortsRaw {
     /// `{count: 4, speed: 100G, ...}`: Ethernet0..Ethernet3.
     Uniform(Box<PortsUniform>),
@@ -105,7 +178,7 @@ pub enum PortsRaw {
 }
 
 /// Uniform port block.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortsUniform {
     /// Number of ports.
@@ -123,7 +196,7 @@ pub struct PortsUniform {
 }
 
 /// One port in the list form.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortEntry {
     /// Port name (default `Ethernet<i>`).
@@ -163,9 +236,11 @@ impl<'de> Deserialize<'de> for PortsRaw {
 }
 
 /// `buffer:`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BufferRaw {
+    /// The chip whose cell, slices and MMU choices apply (each key below overrides).
+    pub asic: Option<Val<String>>,
     /// Cell size.
     pub cell: Option<Val<Scalar>>,
     /// Total memory, checked against Σ pools + reservations + headroom.
@@ -192,7 +267,7 @@ pub struct BufferRaw {
 }
 
 /// A pool.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PoolRaw {
     /// `ingress` or `egress`.
@@ -207,7 +282,7 @@ pub struct PoolRaw {
 }
 
 /// A buffer profile.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileRaw {
     /// Pool name.
@@ -227,7 +302,7 @@ pub struct ProfileRaw {
 }
 
 /// `qos:`.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct QosRaw {
     /// `dscp` or `dot1p`.
@@ -263,7 +338,7 @@ pub struct QosRaw {
 }
 
 /// A scheduler entry.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchedRaw {
     /// `strict` or `dwrr`.
@@ -274,7 +349,7 @@ pub struct SchedRaw {
 }
 
 /// A WRED profile (SONiC `WRED_PROFILE` keys).
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct WredRaw {
@@ -295,7 +370,7 @@ pub struct WredRaw {
 }
 
 /// `pfcwd:`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PfcwdRaw {
     /// `drop`, `forward` or `alert`.
@@ -309,7 +384,7 @@ pub struct PfcwdRaw {
 }
 
 /// `forwarding:`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForwardingRaw {
     /// `l2` or `l3`.
@@ -327,7 +402,7 @@ pub struct ForwardingRaw {
 }
 
 /// A static FDB entry.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FdbRaw {
     /// MAC address.
@@ -339,7 +414,7 @@ pub struct FdbRaw {
 }
 
 /// A route: to a port + next-hop MAC, or to a group.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouteRaw {
     /// `198.18.1.0/24` or an IPv6 prefix.
@@ -353,7 +428,7 @@ pub struct RouteRaw {
 }
 
 /// A next-hop group.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupRaw {
     /// `hash`, `flowlet`, `per_packet` or `fixed`.
@@ -369,7 +444,7 @@ pub struct GroupRaw {
 }
 
 /// A group member.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemberRaw {
     /// Port name.

@@ -7,6 +7,7 @@ use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{BufferRaw, Val};
 use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
+use lossless_buffer_model::asic::Asic;
 use lossless_buffer_model::mmu::{Behaviour, PoolKind, PoolSpec, ProfileSpec, Slices, Threshold};
 use lossless_buffer_model::{Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
@@ -14,6 +15,9 @@ use lossless_pipeline::default_plan;
 use std::collections::BTreeMap;
 
 type Result<T> = std::result::Result<T, Diag>;
+
+/// One PG's or queue's profile: the profile, its name, the line that named it.
+type Slot = (ProfileSpec, String, Option<u64>);
 
 /// A buffer plan: pools and one profile per (port, PG) and (port, queue).
 #[derive(Clone, Debug, Default)]
@@ -36,6 +40,8 @@ pub struct Plan {
     pub behaviour: Behaviour,
     /// Buffer slices.
     pub slices: Slices,
+    /// The chip named by `buffer.asic` (generic when none).
+    pub asic: Asic,
 }
 
 impl Plan {
@@ -65,8 +71,13 @@ pub fn resolve(
     qos: &QosConfig,
 ) -> Result<Plan> {
     let k = sw.at("buffer");
+    let asic: Asic = d
+        .opt_word(&b.value.asic, &k.at("asic"))?
+        .unwrap_or_default();
+    let chip = asic.profile();
     let cell: Bytes = d
         .opt_unit(&b.value.cell, &k.at("cell"))?
+        .or(chip.cell)
         .unwrap_or(default_plan::CELL);
     if cell.get() < 64 || cell.get() > 65_536 {
         return d.error(
@@ -112,6 +123,7 @@ pub fn resolve(
         &pools,
         &profiles,
         (&pg_default, "pg_lossy_default"),
+        ports,
     )?;
     let queues = assign(
         d,
@@ -122,31 +134,35 @@ pub fn resolve(
         &pools,
         &profiles,
         (&q_default, "q_lossy_default"),
+        ports,
     )?;
-    // Every PFC-enabled priority needs a lossless PG.
-    for t in (0..PRIORITIES).filter(|t| qos.pfc_enable & (1 << t) != 0) {
-        let pg = qos.tc_to_pg[t] as usize;
-        if pgs[pg].0.headroom.is_none() {
-            return d.error(pgs[pg].2, &k.at("pg").at(&pg.to_string()), format!("PFC is enabled on priority {t}, which maps to PG {pg}, but profile `{}` has no xoff: a PFC priority needs a lossless PG profile", pgs[pg].1));
+    // Every PFC-enabled priority needs a lossless PG, on every port.
+    for (port, pgs) in ports.iter().zip(&pgs) {
+        for t in (0..PRIORITIES).filter(|t| qos.pfc_enable & (1 << t) != 0) {
+            let pg = qos.tc_to_pg[t] as usize;
+            if pgs[pg].0.headroom.is_none() {
+                return d.error(pgs[pg].2.or(line(b)), &k.at("pg").at(&pg.to_string()), format!("PFC is enabled on priority {t}, which maps to PG {pg}, but profile `{}` of {} has no xoff: a PFC priority needs a lossless PG profile", pgs[pg].1, port.name));
+            }
         }
     }
     let behaviour = Behaviour {
         crossing: d
             .opt_word(&b.value.crossing_packet, &k.at("crossing_packet"))?
-            .unwrap_or_default(),
+            .unwrap_or(chip.behaviour.crossing),
         xon_limit: d
             .opt_word(&b.value.xon_limit, &k.at("xon_limit"))?
-            .unwrap_or_default(),
+            .unwrap_or(chip.behaviour.xon_limit),
     };
     let mut plan = Plan {
         cell,
         pools,
         profile_lines: profiles.iter().map(|(n, (_, l))| (n.clone(), *l)).collect(),
         behaviour,
-        slices: slices(d, &k, b, ports.len())?,
+        slices: slices(d, &k, b, ports.len(), chip.slices)?,
+        asic,
         ..Plan::default()
     };
-    for _ in ports {
+    for (pgs, queues) in pgs.iter().zip(&queues) {
         plan.push_port(
             pgs.iter().map(|(s, n, _)| (s.clone(), n.clone())),
             queues.iter().map(|(s, n, _)| (s.clone(), n.clone())),
@@ -202,8 +218,10 @@ fn pools(
     Ok((pools, modes))
 }
 
-/// One profile per PG (or queue) 0–7 from a `{range: profile}` map; `default` for the
-/// rest. Each entry: (profile, its name, the line that named it).
+/// One profile per PG (or queue) 0–7 of each port, from a `{key: profile}` map whose keys
+/// are a range (`3-4`: every port) or SONiC's `PORTS|RANGE` (`Ethernet0|3-4`,
+/// `Ethernet0,Ethernet4|0`: those ports, over any all-port entry); `default` for the rest.
+/// Each entry: (profile, its name, the line that named it).
 #[allow(clippy::too_many_arguments)]
 fn assign(
     d: &Diags,
@@ -214,54 +232,127 @@ fn assign(
     pools: &[PoolSpec],
     profiles: &Profiles,
     default: (&ProfileSpec, &str),
-) -> Result<Vec<(ProfileSpec, String, Option<u64>)>> {
-    let mut out = vec![(default.0.clone(), default.1.to_string(), None); PRIORITIES];
-    let mut seen = 0u8;
-    for (range, name) in map {
-        let kk = k.at(what).at(range);
-        let mask = d.range(range, line(name), &kk)?;
-        if seen & mask != 0 {
-            let first = (0..8).find(|i| seen & mask & (1 << i) != 0).unwrap_or(0);
-            return d.error(
-                line(name),
-                &kk,
-                format!("{what} {first} is given a profile twice"),
-            );
-        }
-        seen |= mask;
-        let Some((spec, _)) = profiles.get(&name.value) else {
-            let known: Vec<_> = profiles.keys().cloned().collect();
-            return d.error(
-                line(name),
-                &kk,
-                format!(
-                    "unknown profile `{}` (defined: {})",
-                    name.value,
-                    list_or_none(&known)
-                ),
-            );
+    ports: &[PortConfig],
+) -> Result<Vec<Vec<Slot>>> {
+    let base = vec![(default.0.clone(), default.1.to_string(), None); PRIORITIES];
+    let mut out = vec![base; ports.len()];
+    // Port-wide entries first, then per-port ones over them; twice for one slot is an error
+    // within each kind.
+    let mut seen_all = 0u8;
+    let mut seen_port = vec![0u8; ports.len()];
+    let entries = map
+        .iter()
+        .map(|(key, name)| (key.split_once('|'), key, name));
+    let (all, some): (Vec<_>, Vec<_>) = entries.partition(|(split, _, _)| split.is_none());
+    for (split, key, name) in all.into_iter().chain(some) {
+        let kk = k.at(what).at(key);
+        let (targets, range) = match split {
+            None => ((0..ports.len()).collect::<Vec<_>>(), key.as_str()),
+            Some((names, range)) => (port_indices(d, &kk, names, name, ports)?, range),
         };
-        let pool = &pools[spec.pool];
-        if pool.kind != kind {
-            return d.error(
-                line(name),
-                &kk,
-                format!(
-                    "profile `{}` draws from {} pool `{}`; a {what} needs an {} pool",
-                    name.value,
-                    pool.kind.word(),
-                    pool.name,
-                    kind.word()
-                ),
-            );
-        }
-        for (i, slot) in out.iter_mut().enumerate() {
-            if mask & (1 << i) != 0 {
-                *slot = (spec.clone(), name.value.clone(), line(name));
+        let mask = d.range(range, line(name), &kk)?;
+        let spec = profile_for(d, &kk, name, what, kind, pools, profiles)?;
+        for p in targets {
+            let seen = if split.is_none() {
+                &mut seen_all
+            } else {
+                &mut seen_port[p]
+            };
+            if *seen & mask != 0 {
+                let first = (0..8).find(|i| *seen & mask & (1 << i) != 0).unwrap_or(0);
+                let whose = match split {
+                    None => String::new(),
+                    Some(_) => format!(" of {}", ports[p].name),
+                };
+                return d.error(
+                    line(name),
+                    &kk,
+                    format!("{what} {first}{whose} is given a profile twice"),
+                );
             }
+            if split.is_some() {
+                *seen |= mask;
+            }
+            for (i, slot) in out[p].iter_mut().enumerate() {
+                if mask & (1 << i) != 0 {
+                    *slot = (spec.clone(), name.value.clone(), line(name));
+                }
+            }
+        }
+        if split.is_none() {
+            seen_all |= mask;
         }
     }
     Ok(out)
+}
+
+/// The ports a `PORTS|RANGE` key names (comma-separated port names).
+fn port_indices(
+    d: &Diags,
+    kk: &Key,
+    names: &str,
+    at: &Val<String>,
+    ports: &[PortConfig],
+) -> Result<Vec<usize>> {
+    names
+        .split(',')
+        .map(|n| {
+            let n = n.trim();
+            ports.iter().position(|p| p.name == n).map_or_else(
+                || {
+                    d.error(
+                        line(at),
+                        kk,
+                        format!(
+                            "unknown port `{n}` (ports are {}…{})",
+                            ports[0].name,
+                            ports[ports.len() - 1].name
+                        ),
+                    )
+                },
+                Ok,
+            )
+        })
+        .collect()
+}
+
+/// The profile `name` refers to, checked to draw from a pool of `kind`.
+fn profile_for(
+    d: &Diags,
+    kk: &Key,
+    name: &Val<String>,
+    what: &str,
+    kind: PoolKind,
+    pools: &[PoolSpec],
+    profiles: &Profiles,
+) -> Result<ProfileSpec> {
+    let Some((spec, _)) = profiles.get(&name.value) else {
+        let known: Vec<_> = profiles.keys().cloned().collect();
+        return d.error(
+            line(name),
+            kk,
+            format!(
+                "unknown profile `{}` (defined: {})",
+                name.value,
+                list_or_none(&known)
+            ),
+        );
+    };
+    let pool = &pools[spec.pool];
+    if pool.kind != kind {
+        return d.error(
+            line(name),
+            kk,
+            format!(
+                "profile `{}` draws from {} pool `{}`; a {what} needs an {} pool",
+                name.value,
+                pool.kind.word(),
+                pool.name,
+                kind.word()
+            ),
+        );
+    }
+    Ok(spec.clone())
 }
 
 /// Σ pools + Σ reservations + Σ per-PG headroom ≤ `total`.
@@ -306,9 +397,9 @@ fn check_total(
 }
 
 /// `slices:` (1–8) and `port_slices:` (one slice per port, each below the count).
-fn slices(d: &Diags, k: &Key, b: &Val<BufferRaw>, ports: usize) -> Result<Slices> {
+fn slices(d: &Diags, k: &Key, b: &Val<BufferRaw>, ports: usize, default: usize) -> Result<Slices> {
     let count = match &b.value.slices {
-        None => 1,
+        None => default,
         Some(v) if (1..=8).contains(&v.value) => v.value as usize,
         Some(v) => {
             return d.error(
@@ -427,6 +518,64 @@ mod tests {
         let e = buffer("      xon_limit: fixed\n").unwrap_err().to_string();
         assert!(
             e.contains("s.buffer.xon_limit") && e.contains("latched"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_chip_sets_cell_slices_and_choices_and_each_key_overrides_it() {
+        use lossless_buffer_model::mmu::{Crossing, XonLimit};
+        use lossless_buffer_model::Bytes;
+        let l = buffer("      asic: tomahawk\n").unwrap();
+        let c = &l.scenario.switches[0].config;
+        assert_eq!(c.cell, Bytes(208));
+        assert_eq!(c.slices.count, 4);
+        assert_eq!(
+            (c.mmu.crossing, c.mmu.xon_limit),
+            (Crossing::Shared, XonLimit::Latched)
+        );
+        let l =
+            buffer("      asic: th\n      cell: 256B\n      slices: 2\n      xon_limit: live\n")
+                .unwrap();
+        let c = &l.scenario.switches[0].config;
+        assert_eq!((c.cell, c.slices.count), (Bytes(256), 2));
+        assert_eq!(
+            (c.mmu.crossing, c.mmu.xon_limit),
+            (Crossing::Shared, XonLimit::Live)
+        );
+        let l = buffer("      asic: tomahawk3\n").unwrap();
+        assert_eq!(l.scenario.switches[0].config.cell, Bytes(254));
+        let e = buffer("      asic: jericho\n").unwrap_err().to_string();
+        assert!(
+            e.contains("s.buffer.asic") && e.contains("tomahawk2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn per_port_keys_give_those_ports_their_own_profile() {
+        let text = "switches:\n  - name: s\n    ports: {count: 3, mtu: 1518}\n    buffer:\n      pools:\n        \
+             ingress_lossless_pool: {type: ingress, size: 16MB}\n        egress_lossless_pool: {type: egress, size: 16MB, mode: static}\n      \
+             profiles:\n        short: {pool: ingress_lossless_pool, size: 1248, dynamic_th: 0, xoff: 83200B}\n        \
+             long: {pool: ingress_lossless_pool, size: 1248, dynamic_th: 0, xoff: 99840B}\n        \
+             q: {pool: egress_lossless_pool, static_th: 16MB}\n      \
+             pg: {\"3-4\": short, \"Ethernet0,Ethernet2|3-4\": long}\n      queue: {\"3-4\": q}\n";
+        let l = parse("f.yaml", "f", text).unwrap();
+        let sw = &l.scenario.switches[0];
+        let names: Vec<&str> = (0..3).map(|p| sw.pg_profile_name(p, 3)).collect();
+        assert_eq!(names, ["long", "short", "long"]);
+        let bad = |pg: &str| {
+            let t = text.replace(
+                "pg: {\"3-4\": short, \"Ethernet0,Ethernet2|3-4\": long}",
+                pg,
+            );
+            parse("f.yaml", "f", &t).unwrap_err().to_string()
+        };
+        let e = bad("pg: {\"3-4\": short, \"Ethernet7|3\": long}");
+        assert!(e.contains("unknown port `Ethernet7`"), "{e}");
+        let e = bad("pg: {\"3-4\": short, \"Ethernet1|3\": long, \"Ethernet1|3-4\": long}");
+        assert!(
+            e.contains("pg 3 of Ethernet1 is given a profile twice"),
             "{e}"
         );
     }

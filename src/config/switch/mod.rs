@@ -47,7 +47,14 @@ pub fn resolve(
             mac
         }
     };
-    let (mut ports, attach) = ports::resolve(d, &key, &sw.ports, base_mac)?;
+    let Some(raw_ports) = &sw.ports else {
+        return d.error(
+            line(&sw.name),
+            &key.at("ports"),
+            "a switch needs `ports` (or `sonic:`, a config_db.json that gives them)",
+        );
+    };
+    let (mut ports, attach) = ports::resolve(d, &key, raw_ports, base_mac)?;
     for &(i, cable, delay) in wires {
         if let Some(c) = cable {
             ports[i].cable = c;
@@ -91,13 +98,14 @@ pub fn resolve(
             forwarding,
             seed,
             mmu: plan.behaviour,
-            slices: plan.slices,
+            slices: plan.slices.clone(),
             acl,
         },
         attach,
         pg_profile_names: plan.pg_names,
         queue_profile_names: plan.queue_names,
         default_buffer: sw.buffer.is_none(),
+        asic: plan.asic,
         pending_macs,
     })
 }

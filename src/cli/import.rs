@@ -1,0 +1,148 @@
+//! `lossless import sonic`: a SONiC config_db.json as a scenario file.
+
+use super::args::print_out;
+use crate::config::sonic::{self, yaml::to_yaml, Options};
+use clap::{Args, Subcommand};
+use lossless_buffer_model::asic::Asic;
+use lossless_buffer_model::Named;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    format: Format,
+}
+
+#[derive(Subcommand)]
+enum Format {
+    /// A SONiC config_db.json (traditional buffer model): PORT, CABLE_LENGTH, BUFFER_POOL,
+    /// BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE, PORT_QOS_MAP and its maps, QUEUE,
+    /// SCHEDULER, WRED_PROFILE, PFC_WD, ACL_TABLE/ACL_RULE and DEVICE_METADATA (the HWSKU
+    /// names the chip: buffer.asic).
+    ///
+    /// Writes one switch as a scenario file (stdout, or -o). SONiC's port MTU is the IP
+    /// MTU: the switch's largest frame is 22 bytes more (Ethernet header, a VLAN tag, FCS),
+    /// as orchagent programs it. The model keeps one set of QoS maps and one scheduler per
+    /// switch: the first port's, with a warning naming ports that differ. Everything in
+    /// the file the model does not use is listed in one warning. The same file can be used
+    /// directly: `switches: [{name: leaf, sonic: config_db.json}]`.
+    Sonic(SonicArgs),
+}
+
+#[derive(Args)]
+struct SonicArgs {
+    /// The config_db.json.
+    file: PathBuf,
+    /// Ports to import, by SONiC name, comma-separated (default: every port of PORT, at
+    /// most 64).
+    #[arg(long, value_delimiter = ',', value_name = "PORT,…")]
+    ports: Option<Vec<String>>,
+    /// Write the scenario here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The switch's name (default: DEVICE_METADATA's hostname, else `switch`).
+    #[arg(long)]
+    name: Option<String>,
+    /// The chip (tomahawk, tomahawk2, tomahawk3, trident3, generic) instead of the one the
+    /// HWSKU names.
+    #[arg(long, value_parser = asic)]
+    asic: Option<Asic>,
+    /// Serve the ports as TAP devices PREFIX0, PREFIX1, … (for `lossless tap`).
+    #[arg(long, value_name = "PREFIX")]
+    tap_prefix: Option<String>,
+}
+
+fn asic(s: &str) -> Result<Asic, String> {
+    Asic::from_word(s).map_err(|e| format!("`{}` is not one of {}", e.input, e.expected))
+}
+
+pub fn exec(a: ImportArgs) -> ExitCode {
+    match a.format {
+        Format::Sonic(s) => sonic_cmd(s),
+    }
+}
+
+/// A name fit for `switch:Port` references.
+fn usable(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn sonic_cmd(a: SonicArgs) -> ExitCode {
+    let shown = a.file.display().to_string();
+    let text = match std::fs::read_to_string(&a.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {shown}: cannot read: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let hostname = sonic::db::parse(&shown, &text)
+        .ok()
+        .and_then(|p| p.db.device_metadata)
+        .and_then(|t| {
+            t.value
+                .get("localhost")
+                .and_then(|l| l.value.get("hostname"))
+                .map(|h| h.value.text())
+        })
+        .filter(|h| usable(h));
+    let opts = Options {
+        name: a
+            .name
+            .clone()
+            .or(hostname)
+            .unwrap_or_else(|| "switch".into()),
+        ports: a.ports.clone(),
+        tap_prefix: a.tap_prefix.clone(),
+        asic: a.asic,
+    };
+    let imported = match sonic::import(&shown, &text, &opts) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
+    let stem = a
+        .file
+        .file_stem()
+        .map_or("sonic".into(), |s| s.to_string_lossy().into_owned());
+    let scenario = serde_json::json!({
+        "name": stem,
+        "switches": [serde_json::to_value(&imported.switch).expect("the schema serializes")],
+    });
+    let yaml = format!(
+        "# Imported from {shown} by `lossless import sonic` (lossless {}):\n# {}.\n\
+         # Check it with `lossless check`; every key is in docs/scenario.md.\n{}",
+        env!("CARGO_PKG_VERSION"),
+        imported.describe(),
+        to_yaml(&scenario, 0)
+    );
+    // What was written must load: resolve it as `check` would (errors name the YAML).
+    let out_name = a
+        .output
+        .as_ref()
+        .map_or("(stdout)".to_string(), |p| p.display().to_string());
+    if let Err(e) = crate::config::parse(&out_name, &stem, &yaml) {
+        eprintln!("error: the imported switch does not resolve: {e}");
+        return ExitCode::FAILURE;
+    }
+    match &a.output {
+        Some(p) => {
+            if let Err(e) = std::fs::write(p, &yaml) {
+                eprintln!("error: {}: {e}", p.display());
+                return ExitCode::FAILURE;
+            }
+            eprintln!("wrote {} ({})", p.display(), imported.describe());
+        }
+        None => print_out(&yaml),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,236 @@
+//! BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG and BUFFER_QUEUE → `buffer:`. Pools and profiles
+//! keep SONiC's names; each PG/queue entry of a kept port becomes a `PORTS|RANGE` key, or a
+//! plain range when every kept port has it. A profile's pool and a PG's or queue's profile
+//! must exist (errors name the table and key); `NULL` (the dynamic buffer model's "computed
+//! at run time") cannot be imported.
+
+use super::db::{at, reference, Entry, Table};
+use super::{bare, scalar, split_key, val, Ctx};
+use crate::config::diag::Diag;
+use crate::config::schema::{BufferRaw, PoolRaw, ProfileRaw, Val};
+use lossless_buffer_model::asic::Asic;
+use lossless_buffer_model::Named;
+use serde_saphyr::Spanned;
+use std::collections::BTreeMap;
+
+type Result<T> = std::result::Result<T, Diag>;
+
+/// The buffer plan of the kept ports, for chip `asic`.
+pub fn resolve(cx: &Ctx, asic: Asic) -> Result<Val<BufferRaw>> {
+    let Some(pools_t) = &cx.db().buffer_pool else {
+        return Err(cx.error(
+            None,
+            "BUFFER_POOL",
+            "the file has no BUFFER_POOL table: a buffer plan needs its pools",
+        ));
+    };
+    let pools = pools(cx, pools_t)?;
+    let profiles = match &cx.db().buffer_profile {
+        Some(t) => profiles(cx, t, pools_t)?,
+        None => BTreeMap::new(),
+    };
+    let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+    let pg = assign(cx, "BUFFER_PG", cx.db().buffer_pg.as_ref(), &known)?;
+    let queue = assign(cx, "BUFFER_QUEUE", cx.db().buffer_queue.as_ref(), &known)?;
+    Ok(val(
+        BufferRaw {
+            asic: Some(bare(asic.word().to_string())),
+            cell: None,
+            total: None,
+            pools: val(pools, pools_t),
+            profiles: val(profiles, cx.db().buffer_profile.as_ref().unwrap_or(pools_t)),
+            pg,
+            queue,
+            crossing_packet: None,
+            xon_limit: None,
+            slices: None,
+            port_slices: None,
+        },
+        pools_t,
+    ))
+}
+
+fn pools(cx: &Ctx, t: &Spanned<Table>) -> Result<BTreeMap<String, Val<PoolRaw>>> {
+    let mut out = BTreeMap::new();
+    for (name, e) in &t.value {
+        let key = format!("BUFFER_POOL.{name}");
+        let f = |n: &str| e.value.get(n);
+        let Some(kind) = f("type") else {
+            return Err(cx.error(
+                at(e),
+                &format!("{key}.type"),
+                "missing: `ingress` or `egress`",
+            ));
+        };
+        let Some(size) = f("size") else {
+            return Err(cx.error(
+                at(e),
+                &format!("{key}.size"),
+                "missing: SONiC's dynamic buffer model computes pool sizes at run time; import the config_db of a switch in the traditional model (buffer_model: traditional), or add the size",
+            ));
+        };
+        cx.unused_fields("BUFFER_POOL", &e.value, &["type", "size", "mode", "xoff"]);
+        out.insert(
+            name.clone(),
+            val(
+                PoolRaw {
+                    kind: val(kind.value.text(), kind),
+                    size: scalar(size),
+                    mode: f("mode").map(|m| val(m.value.text(), m)),
+                    xoff: f("xoff").map(scalar),
+                },
+                e,
+            ),
+        );
+    }
+    Ok(out)
+}
+
+fn profiles(
+    cx: &Ctx,
+    t: &Spanned<Table>,
+    pools: &Spanned<Table>,
+) -> Result<BTreeMap<String, Val<ProfileRaw>>> {
+    let mut out = BTreeMap::new();
+    for (name, e) in &t.value {
+        let key = format!("BUFFER_PROFILE.{name}");
+        let f = |n: &str| e.value.get(n);
+        let Some(pool) = f("pool") else {
+            return Err(cx.error(
+                at(e),
+                &format!("{key}.pool"),
+                "missing: a profile names its pool",
+            ));
+        };
+        let pool_name = reference(&pool.value.text()).to_string();
+        if !pools.value.contains_key(&pool_name) {
+            let known: Vec<&str> = pools.value.keys().map(String::as_str).collect();
+            return Err(cx.error(
+                at(pool),
+                &format!("{key}.pool"),
+                format!(
+                    "pool `{pool_name}` is not in BUFFER_POOL (pools: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let int = |n: &str| -> Result<Option<Val<i64>>> {
+            f(n).map(|v| cx.int("BUFFER_PROFILE", name, n, v).map(|x| val(x, v)))
+                .transpose()
+        };
+        cx.unused_fields(
+            "BUFFER_PROFILE",
+            &e.value,
+            &[
+                "pool",
+                "size",
+                "dynamic_th",
+                "static_th",
+                "xoff",
+                "xon",
+                "xon_offset",
+            ],
+        );
+        out.insert(
+            name.clone(),
+            val(
+                ProfileRaw {
+                    pool: val(pool_name, pool),
+                    size: f("size").map(scalar),
+                    dynamic_th: int("dynamic_th")?,
+                    static_th: f("static_th").map(scalar),
+                    xoff: f("xoff").map(scalar),
+                    xon: f("xon").map(scalar),
+                    xon_offset: f("xon_offset").map(scalar),
+                },
+                e,
+            ),
+        );
+    }
+    Ok(out)
+}
+
+/// BUFFER_PG / BUFFER_QUEUE entries of the kept ports as `{key: profile}`: one plain range
+/// key when every kept port has the same (range, profile), else `P1,P2|range`.
+fn assign(
+    cx: &Ctx,
+    table: &str,
+    t: Option<&Spanned<Table>>,
+    known: &[&str],
+) -> Result<BTreeMap<String, Val<String>>> {
+    let Some(t) = t else {
+        return Ok(BTreeMap::new());
+    };
+    // (range, profile) → (ports that have it, where it was first seen).
+    let mut by: BTreeMap<(String, String), (Vec<String>, Val<String>)> = BTreeMap::new();
+    for (k, e) in &t.value {
+        let Some((ports, range)) = split_key(k) else {
+            return Err(cx.error(
+                at(e),
+                &format!("{table}.{k}"),
+                "a key is `PORT|RANGE`, e.g. Ethernet0|3-4",
+            ));
+        };
+        let kept: Vec<&str> = ports.into_iter().filter(|p| cx.keeps(p)).collect();
+        if kept.is_empty() {
+            continue;
+        }
+        let p = profile_of(cx, table, k, e, known)?;
+        let entry = by
+            .entry((range.to_string(), p.value.clone()))
+            .or_insert_with(|| (Vec::new(), p.clone()));
+        entry.0.extend(kept.iter().map(|s| s.to_string()));
+    }
+    let mut out = BTreeMap::new();
+    for ((range, _), (ports, profile)) in by {
+        let everywhere = cx.ports.iter().all(|p| ports.contains(p));
+        let key = if everywhere {
+            range
+        } else {
+            let mut ports: Vec<&String> = cx.ports.iter().filter(|p| ports.contains(p)).collect();
+            ports.dedup();
+            let names: Vec<&str> = ports.iter().map(|s| s.as_str()).collect();
+            format!("{}|{range}", names.join(","))
+        };
+        out.insert(key, profile);
+    }
+    Ok(out)
+}
+
+/// The profile an entry names, which must be in BUFFER_PROFILE.
+fn profile_of(
+    cx: &Ctx,
+    table: &str,
+    k: &str,
+    e: &Spanned<Entry>,
+    known: &[&str],
+) -> Result<Val<String>> {
+    let key = format!("{table}.{k}.profile");
+    let Some(p) = e.value.get("profile") else {
+        return Err(cx.error(at(e), &key, "missing: the entry names no profile"));
+    };
+    cx.unused_fields(table, &e.value, &["profile"]);
+    let name = reference(&p.value.text()).to_string();
+    if name == "NULL" {
+        return Err(cx.error(
+            at(p),
+            &key,
+            "profile NULL: SONiC's dynamic buffer model computes this PG's headroom at run time; import the config_db of a switch in the traditional model (its lossless profiles are in BUFFER_PROFILE), or name a profile",
+        ));
+    }
+    if !known.contains(&name.as_str()) {
+        return Err(cx.error(
+            at(p),
+            &key,
+            format!(
+                "profile `{name}` is not in BUFFER_PROFILE (profiles: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    }
+    Ok(val(name, p))
+}

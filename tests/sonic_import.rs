@@ -1,0 +1,302 @@
+//! `lossless import sonic` and `switches[].sonic:` on config_db.json files rendered from
+//! SONiC's own templates (tests/data/sonic/README.md): the import of a Tomahawk switch
+//! resolves to exactly the plan a person writes by hand from the same tables (`check`
+//! prints the same lines), a scenario that names the file directly resolves the same way,
+//! and bad input — malformed JSON, a PG naming a profile that does not exist, a profile in
+//! a pool that does not exist, a port naming a map that does not exist — is one error that
+//! names the file, the line, the table and the key.
+
+mod common;
+
+use common::{lossless, root, scenario, tmp};
+use lossless::config::sonic::{import, Options};
+use std::path::PathBuf;
+
+fn data(name: &str) -> PathBuf {
+    root().join("tests/data/sonic").join(name)
+}
+
+const PORTS: &str = "Ethernet0,Ethernet4,Ethernet64,Ethernet68";
+
+/// The same switch as SONiC's tables for the four ports, written by hand: th gen BALANCED
+/// t1 pools and profiles, the 300 m profile on the spine-facing ports, the 40 m one on the
+/// others, AZURE maps (SONiC's DSCP map is the default one), schedulers 14/15, the lossless
+/// queues' WRED profile, and the chip of the HWSKU.
+const BY_HAND: &str = "\
+name: arista-7060cx-32s-c32-t1
+switches:
+  - name: th
+    ports:
+      - {name: Ethernet0, speed: 100G, cable: 300m, mtu: 9122}
+      - {name: Ethernet4, speed: 100G, cable: 300m, mtu: 9122}
+      - {name: Ethernet64, speed: 100G, cable: 40m, mtu: 9122}
+      - {name: Ethernet68, speed: 100G, cable: 40m, mtu: 9122}
+    buffer:
+      asic: tomahawk
+      pools:
+        ingress_lossless_pool: {type: ingress, size: 10875072B, mode: dynamic, xoff: 4194112B}
+        egress_lossless_pool: {type: egress, size: 15982720B, mode: static}
+        egress_lossy_pool: {type: egress, size: 9243812B, mode: dynamic}
+      profiles:
+        ingress_lossy_profile: {pool: ingress_lossless_pool, size: 0, dynamic_th: 3}
+        pg_lossless_100000_300m_profile: {pool: ingress_lossless_pool, size: 1248B, dynamic_th: 0, xoff: 268736B, xon: 2288B, xon_offset: 2288B}
+        pg_lossless_100000_40m_profile: {pool: ingress_lossless_pool, size: 1248B, dynamic_th: 0, xoff: 177632B, xon: 2288B, xon_offset: 2288B}
+        egress_lossless_profile: {pool: egress_lossless_pool, size: 1518B, static_th: 15982720B}
+        egress_lossy_profile: {pool: egress_lossy_pool, size: 1518B, dynamic_th: 3}
+      pg:
+        \"0\": ingress_lossy_profile
+        \"Ethernet0,Ethernet4|3-4\": pg_lossless_100000_300m_profile
+        \"Ethernet64,Ethernet68|3-4\": pg_lossless_100000_40m_profile
+      queue: {\"0-2,5-6\": egress_lossy_profile, \"3-4\": egress_lossless_profile}
+    qos:
+      trust: dscp
+      dot1p_to_tc: {default: 0}
+      tc_to_pg: {default: 0, 3: 3, 4: 4, 7: 7}
+      pfc_enable: [3, 4]
+      scheduler: {\"0-2,5-6\": {type: dwrr, weight: 14}, \"3-4\": {type: dwrr, weight: 15}}
+      wred_profiles:
+        AZURE_LOSSLESS: {green_min: 250000B, green_max: 2097152B, green_drop_probability: 5,
+                         yellow_min: 1048576B, yellow_max: 2097152B, yellow_drop_probability: 5,
+                         red_min: 1048576B, red_max: 2097152B, red_drop_probability: 5,
+                         wred_green_enable: true, wred_yellow_enable: true, wred_red_enable: true,
+                         ecn: ecn_all}
+      queue_wred: {\"3-4\": AZURE_LOSSLESS}
+";
+
+/// `lossless check FILE`'s plan, without its first and last lines (they name the file).
+fn plan(file: &std::path::Path) -> Vec<String> {
+    let o = lossless(&["check", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<String> = text.lines().map(String::from).collect();
+    assert!(lines.len() > 20, "{text}");
+    lines[1..lines.len() - 1].to_vec()
+}
+
+#[test]
+fn an_imported_switch_checks_exactly_as_the_same_plan_written_by_hand() {
+    let out = tmp("imported.yaml");
+    let o = lossless(&[
+        "import",
+        "sonic",
+        data("arista-7060cx-32s-c32-t1.json").to_str().unwrap(),
+        "--ports",
+        PORTS,
+        "--name",
+        "th",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // What the model does not use is listed, once.
+    assert_eq!(
+        stderr.matches("not modelled, ignored").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tables DEVICE_NEIGHBOR, DEVICE_NEIGHBOR_METADATA"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("PORT_QOS_MAP pfcwd_sw_enable"), "{stderr}");
+    let imported = plan(&out);
+    let by_hand = plan(&scenario("by-hand.yaml", BY_HAND));
+    for (a, b) in imported.iter().zip(&by_hand) {
+        assert_eq!(a, b, "imported (left) vs by hand (right)");
+    }
+    assert_eq!(imported.len(), by_hand.len());
+    // Beyond what check prints: the two resolve to the same switch, field by field.
+    let load = |p: &std::path::Path| {
+        lossless::config::load(p)
+            .unwrap()
+            .scenario
+            .switches
+            .remove(0)
+    };
+    let (a, b) = (load(&out), load(&scenario("by-hand-3.yaml", BY_HAND)));
+    assert_eq!(a.config, b.config);
+    assert_eq!(a.pg_profile_names, b.pg_profile_names);
+    assert_eq!(a.queue_profile_names, b.queue_profile_names);
+    let text = imported.join("\n");
+    // SONiC's numbers made it through: the chip, its slices and both cable profiles.
+    assert!(text.contains("asic: tomahawk"), "{text}");
+    assert!(text.contains("268736B"), "{text}");
+    assert!(text.contains("177632B"), "{text}");
+    assert!(
+        text.contains("maps: dscp→tc 3→3, 4→4, 5→2, 8→0, 46→5, 48→6 (others→1); dot1p→tc all→0; tc→pg 3→3, 4→4, 7→7 (others→0); tc→queue identity"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_scenario_naming_the_config_db_resolves_as_its_import_does() {
+    let dir = tmp("direct");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        data("arista-7060cx-32s-c32-t1.json"),
+        dir.join("config_db.json"),
+    )
+    .unwrap();
+    let direct = dir.join("direct.yaml");
+    std::fs::write(
+        &direct,
+        "name: arista-7060cx-32s-c32-t1\nswitches:\n  - name: th\n    sonic: {file: config_db.json, ports: [Ethernet0, Ethernet4, Ethernet64, Ethernet68]}\n",
+    )
+    .unwrap();
+    assert_eq!(plan(&direct), plan(&scenario("by-hand-2.yaml", BY_HAND)));
+    // `sonic:` with keys the file gives is refused, naming the key.
+    let both = dir.join("both.yaml");
+    std::fs::write(
+        &both,
+        "switches:\n  - name: th\n    sonic: config_db.json\n    qos: {trust: dscp}\n",
+    )
+    .unwrap();
+    let o = lossless(&["check", both.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("both.yaml:3: th.sonic: `qos` comes from the config_db"),
+        "{err}"
+    );
+}
+
+/// The rendered 7060 file with `edit` applied, written pretty (one field per line).
+fn edited(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let text = std::fs::read_to_string(data("arista-7060cx-32s-c32-t1.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// The 1-based line of the first line of `text` containing `needle` after `after`.
+fn line_of(text: &str, after: &str, needle: &str) -> u64 {
+    let start = text.find(after).unwrap();
+    let upto = start + text[start..].find(needle).unwrap();
+    text[..upto].matches('\n').count() as u64 + 1
+}
+
+#[test]
+fn bad_references_are_errors_that_name_the_table_the_key_and_the_line() {
+    let opts = Options {
+        name: "th".into(),
+        ports: Some(PORTS.split(',').map(String::from).collect()),
+        ..Options::default()
+    };
+    let cases: Vec<(String, &str, &str, u64)> = vec![
+        {
+            let t = edited(|v| {
+                v["BUFFER_PG"]["Ethernet0|3-4"]["profile"] = "pg_lossless_typo".into();
+            });
+            let l = line_of(&t, "\"Ethernet0|3-4\"", "pg_lossless_typo");
+            (
+                t,
+                "BUFFER_PG.Ethernet0|3-4.profile",
+                "profile `pg_lossless_typo` is not in BUFFER_PROFILE",
+                l,
+            )
+        },
+        {
+            let t = edited(|v| {
+                v["BUFFER_PROFILE"]["ingress_lossy_profile"]["pool"] = "ingress_lossy_pool".into();
+            });
+            let l = line_of(&t, "\"ingress_lossy_profile\": {", "ingress_lossy_pool");
+            (
+                t,
+                "BUFFER_PROFILE.ingress_lossy_profile.pool",
+                "pool `ingress_lossy_pool` is not in BUFFER_POOL",
+                l,
+            )
+        },
+        {
+            let t = edited(|v| {
+                v["PORT_QOS_MAP"]["Ethernet4"]["dscp_to_tc_map"] = "AZURE_V2".into();
+            });
+            let l = line_of(&t, "\"PORT_QOS_MAP\"", "AZURE_V2");
+            (
+                t,
+                "PORT_QOS_MAP.Ethernet4.dscp_to_tc_map",
+                "map `AZURE_V2` is not in DSCP_TO_TC_MAP (maps: AZURE)",
+                l,
+            )
+        },
+        {
+            let t = edited(|v| {
+                v["QUEUE"]["Ethernet0|3"]["scheduler"] = "scheduler.9".into();
+            });
+            let l = line_of(&t, "\"Ethernet0|3\"", "scheduler.9");
+            (
+                t,
+                "QUEUE.Ethernet0|3.scheduler",
+                "scheduler `scheduler.9` is not in SCHEDULER",
+                l,
+            )
+        },
+    ];
+    for (text, key, message, line) in cases {
+        let e = import("config_db.json", &text, &opts).expect_err(key);
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.message.contains(message), "{e}");
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("config_db.json:{line}: {key}: ")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn malformed_json_is_one_error_with_its_line_and_column_through_the_cli() {
+    let bad = scenario(
+        "bad.json",
+        "{\n  \"PORT\": {\n    \"Ethernet0\": {\"speed\": \"100000\",}\n  }\n}\n",
+    );
+    let o = lossless(&["import", "sonic", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bad.json:3: malformed JSON at line 3 column"),
+        "{err}"
+    );
+    // And a file that names a port it does not have.
+    let o = lossless(&[
+        "import",
+        "sonic",
+        data("force10-s6100-t1.json").to_str().unwrap(),
+        "--ports",
+        "Ethernet999",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("port `Ethernet999` asked for is not in PORT"),
+        "{err}"
+    );
+    // More than 64 ports without --ports.
+    let o = lossless(&[
+        "import",
+        "sonic",
+        data("force10-s6100-t1.json").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("66 ports: a switch here has at most 64"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_dynamic_buffer_model_is_refused_with_the_reason() {
+    let text = edited(|v| {
+        v["BUFFER_PG"]["Ethernet0|3-4"]["profile"] = "NULL".into();
+    });
+    let opts = Options {
+        name: "th".into(),
+        ports: Some(vec!["Ethernet0".into()]),
+        ..Options::default()
+    };
+    let e = import("config_db.json", &text, &opts).unwrap_err();
+    assert_eq!(e.key, "BUFFER_PG.Ethernet0|3-4.profile");
+    assert!(e.message.contains("dynamic buffer model"), "{e}");
+}
