@@ -17,8 +17,14 @@ fn lab() -> std::path::PathBuf {
     root().join("configs/labs/global-pause.yaml")
 }
 
-/// The lab once with PFC and once with PAUSE: its flows, hosts, ports and totals.
+/// The lab once with PFC and once with PAUSE: its flows, hosts, ports and totals. Run once
+/// per test process (the tests run in parallel and would otherwise write one file at once).
 fn both_runs() -> (Value, Value) {
+    static RUNS: std::sync::OnceLock<(Value, Value)> = std::sync::OnceLock::new();
+    RUNS.get_or_init(sweep_both).clone()
+}
+
+fn sweep_both() -> (Value, Value) {
     let metrics = ["flows", "hosts", "switches.tor.ports", "totals"];
     let rows = sweep_rows(
         &lab(),

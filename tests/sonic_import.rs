@@ -300,3 +300,73 @@ fn the_dynamic_buffer_model_is_refused_with_the_reason() {
     assert_eq!(e.key, "BUFFER_PG.Ethernet0|3-4.profile");
     assert!(e.message.contains("dynamic buffer model"), "{e}");
 }
+
+#[test]
+fn acl_tables_import_as_the_same_rules_written_in_yaml() {
+    let text = edited(|v| {
+        v["ACL_TABLE"] = serde_json::json!({
+            "DATAACL": {"type": "L3", "stage": "ingress", "policy_desc": "data",
+                        "ports": ["Ethernet0", "Ethernet4", "Ethernet8"]},
+            "EVERFLOW": {"type": "MIRROR", "stage": "ingress", "ports": ["Ethernet0"]},
+            "EGRESS": {"type": "L3", "stage": "egress", "ports": ["Ethernet0"]}
+        });
+        v["ACL_RULE"] = serde_json::json!({
+            "DATAACL|DENY_ONE": {"PRIORITY": "9999", "PACKET_ACTION": "DROP",
+                                 "SRC_IP": "198.18.1.1/32", "IP_PROTOCOL": "17"},
+            "DATAACL|ALLOW_NET": {"PRIORITY": "9000", "PACKET_ACTION": "FORWARD",
+                                  "SRC_IP": "198.18.0.0/16", "L4_DST_PORT_RANGE": "4000-5000"},
+            "DATAACL|SYN_ONLY": {"PRIORITY": "100", "PACKET_ACTION": "DROP", "TCP_FLAGS": "0x02/0x02"},
+            "EVERFLOW|MIRROR_ALL": {"PRIORITY": "1", "MIRROR_ACTION": "session1"}
+        });
+    });
+    let opts = Options {
+        name: "th".into(),
+        ports: Some(PORTS.split(',').map(String::from).collect()),
+        ..Options::default()
+    };
+    let imported = import("config_db.json", &text, &opts).unwrap();
+    let warnings: Vec<String> = imported.warnings.iter().map(|w| w.to_string()).collect();
+    let all = warnings.join("\n");
+    assert!(
+        all.contains("ACL_RULE.DATAACL|SYN_ONLY: TCP_FLAGS is not modelled: the rule is left out"),
+        "{all}"
+    );
+    assert!(
+        all.contains("EVERFLOW (type MIRROR)") && all.contains("EGRESS (stage egress)"),
+        "{all}"
+    );
+    let dir = tmp("acl-import");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config_db.json"), &text).unwrap();
+    let direct = format!(
+        "switches:\n  - name: th\n    sonic: {{file: {}, ports: [{}]}}\n",
+        dir.join("config_db.json").display(),
+        PORTS.replace(',', ", ")
+    );
+    let by_hand = BY_HAND.to_string()
+        + "    acl:\n      DATAACL:\n        type: L3\n        ports: [Ethernet0, Ethernet4]\n        rules:\n\
+           \x20         DENY_ONE: {priority: 9999, packet_action: drop, src_ip: 198.18.1.1/32, ip_protocol: 17}\n\
+           \x20         ALLOW_NET: {priority: 9000, src_ip: 198.18.0.0/16, l4_dst_port_range: 4000-5000}\n";
+    let parse = |name: &str, t: &str| {
+        lossless::config::parse(name, name, t)
+            .unwrap()
+            .scenario
+            .switches
+            .remove(0)
+            .config
+            .acl
+    };
+    let a = parse("direct.yaml", &direct);
+    assert_eq!(a, parse("by-hand.yaml", &by_hand));
+    assert_eq!(a[0].rules.len(), 2);
+    // A rule of a table that does not exist is an error.
+    let bad = edited(|v| {
+        v["ACL_RULE"] = serde_json::json!({"NOPE|R": {"PRIORITY": "1", "PACKET_ACTION": "DROP"}});
+    });
+    let e = import("config_db.json", &bad, &opts).unwrap_err();
+    assert_eq!(e.key, "ACL_RULE.NOPE|R");
+    assert!(
+        e.message.contains("table `NOPE` is not in ACL_TABLE"),
+        "{e}"
+    );
+}

@@ -1,12 +1,13 @@
-//! SONiC's QoS test PFCtest (sonic-mgmt `tests/saitests/py3/sai_qos_tests.py`, class
-//! `PFCtest`) replayed on the emulator with a Tomahawk buffer plan, against the packet
-//! counts real Tomahawk switches gave (`tests/qos/files/qos_params.th.yaml` at sonic-mgmt
-//! commit b4ba9de3c9, topology t1-64-lag, profiles at 300 m).
+//! SONiC's QoS tests (sonic-mgmt `tests/saitests/py3/sai_qos_tests.py`) on a Tomahawk
+//! buffer plan written by hand, for what the imported switches of
+//! tests/sonic_qos_ingress.rs cannot vary: the same counts with the model's other
+//! choices (the crossing packet in headroom, one slice, XON from the live limit), each of
+//! which misses the hardware's count (`tests/qos/files/qos_params.th.yaml` at sonic-mgmt
+//! commit b4ba9de3c9, topology t1-64-lag, profiles at 300 m); PFCXonTest; DscpMappingPB.
 //!
-//! The test disables transmit on the destination port, sends 64-byte packets of one DSCP
+//! PFCtest disables transmit on the destination port, sends 64-byte packets of one DSCP
 //! from a sender that ignores PFC, and asserts how many packets trigger PFC
-//! (`pkts_num_trig_pfc`) and how many start ingress drops (`pkts_num_trig_ingr_drp`). Here
-//! both counts are checked exactly: one packet fewer sends no XOFF (or drops nothing).
+//! (`pkts_num_trig_pfc`) and how many start ingress drops (`pkts_num_trig_ingr_drp`).
 //!
 //! The buffer plan is SONiC's own (sonic-buildimage `device/common/profiles/th/gen/
 //! BALANCED/buffers_defaults_t1.j2` and `pg_profile_lookup.ini`, at sonic-buildimage commit
@@ -112,41 +113,6 @@ fn xoffs(r: &serde_json::Value) -> u64 {
 
 fn lossless_drops(r: &serde_json::Value) -> u64 {
     u(&r["totals"]["lossless_drops"])
-}
-
-#[test]
-fn pfc_is_triggered_by_the_packet_tomahawk_triggers_it_with() {
-    for r in &TH_300M {
-        let before = pfctest(r, r.pkts_num_trig_pfc - 1, "shared");
-        assert_eq!(xoffs(&before), 0, "{}: no XOFF one packet before", r.speed);
-        let at = pfctest(r, r.pkts_num_trig_pfc, "shared");
-        // (Refreshed every half pause time while the PG stays congested.)
-        assert!(
-            xoffs(&at) >= 1,
-            "{}: XOFF at packet {}",
-            r.speed,
-            r.pkts_num_trig_pfc
-        );
-        assert_eq!(lossless_drops(&at), 0);
-    }
-}
-
-#[test]
-fn ingress_drops_start_at_the_packet_tomahawk_drops() {
-    for r in &TH_300M {
-        let before = pfctest(r, r.pkts_num_trig_ingr_drp - 1, "shared");
-        assert_eq!(
-            lossless_drops(&before),
-            0,
-            "{}: nothing dropped one before",
-            r.speed
-        );
-        let at = pfctest(r, r.pkts_num_trig_ingr_drp, "shared");
-        assert_eq!(lossless_drops(&at), 1, "{}: the first drop", r.speed);
-        // Headroom full: xoff bytes in 208-byte cells, one 64-byte packet each.
-        let hdrm = u(&at["switches"][0]["ports"][0]["pgs"][3]["headroom_watermark_bytes"]);
-        assert_eq!(hdrm, r.xoff / 208 * 208, "{}", r.speed);
-    }
 }
 
 #[test]

@@ -149,22 +149,88 @@ impl HeadroomNeed {
     }
 }
 
-/// SONiC's formula: `xoff = mtu + (mtu + 2·cable_bytes + peer_response)·cell_occupancy`,
-/// where cell occupancy (≥ 1) covers small packets that each waste most of a cell. With
-/// `cell_occupancy = 1` it is close to [`HeadroomBudget::ieee`] minus the wire overheads.
-pub fn sonic_xoff(speed: Rate, propagation: Time, mtu: u32, cell: Bytes) -> Bytes {
-    let mtu = mtu as u64;
-    let cable_bytes = speed.bytes_in(propagation);
-    let response = speed.bytes_in(speed.pause_time(ieee_response_quanta(speed)));
-    // Worst case: 64-byte frames, each occupying a whole cell.
-    let occupancy_num = cell.get().div_ceil(64) * 64;
-    let inner = mtu + 2 * cable_bytes + response;
-    Bytes(mtu + (inner * occupancy_num).div_ceil(64))
+/// What SONiC's dynamic buffer model computes a lossless PG's headroom from (sonic-swss
+/// `cfgmgr/buffer_headroom_mellanox.lua`, which `buffer_headroom_vs.lua` links to).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SonicHeadroom {
+    /// Port speed.
+    pub speed: Rate,
+    /// Cable length in metres (light at 1.98e8 m/s, as the script has it).
+    pub cable_m: f64,
+    /// The PORT table's MTU (the IP MTU: the largest frame less 22 bytes).
+    pub port_mtu: u32,
+    /// The ASIC's cell.
+    pub cell: Bytes,
+    /// LOSSLESS_TRAFFIC_PATTERN `mtu`: the largest lossless packet (SONiC's default 1024).
+    pub lossless_mtu: u32,
+    /// LOSSLESS_TRAFFIC_PATTERN `small_packet_percentage` (SONiC's default 100).
+    pub small_packet_percentage: u32,
+    /// ASIC_TABLE `mac_phy_delay`, in bytes.
+    pub mac_phy_delay: f64,
+}
+
+impl SonicHeadroom {
+    /// SONiC's defaults for the traffic pattern and no MAC/PHY delay.
+    pub fn new(speed: Rate, cable_m: f64, port_mtu: u32, cell: Bytes) -> SonicHeadroom {
+        SonicHeadroom {
+            speed,
+            cable_m,
+            port_mtu,
+            cell,
+            lossless_mtu: 1024,
+            small_packet_percentage: 100,
+            mac_phy_delay: 0.0,
+        }
+    }
+
+    /// The script's `xoff`: the largest lossless packet plus, scaled by the worst cell
+    /// occupancy of the traffic pattern, a port MTU, the cable both ways, the MAC/PHY
+    /// delay and the peer's IEEE response time; rounded up to a KiB.
+    pub fn xoff(&self) -> Bytes {
+        let cell = self.cell.get() as f64;
+        let small = 64.0;
+        let worst = if cell > 2.0 * small {
+            cell / small
+        } else {
+            2.0 * cell / (1.0 + cell)
+        }
+        .ceil();
+        let pct = self.small_packet_percentage as f64;
+        let by_byte =
+            100.0 * small / ((pct * small + (100.0 - pct) * self.lossless_mtu as f64) / 100.0);
+        let occupancy = (100.0 - by_byte + by_byte * worst) / 100.0;
+        let response = ieee_response_quanta(self.speed) as f64 * 512.0 / 8.0;
+        let cable = 2.0 * self.cable_m * self.speed.bps() as f64 / 198_000_000.0 / 8.0;
+        let delay = self.port_mtu as f64 + cable + self.mac_phy_delay + response;
+        let xoff = self.lossless_mtu as f64 + delay * occupancy;
+        Bytes(((xoff / 1024.0).ceil() * 1024.0) as u64)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sonic_dynamic_headroom_by_hand() {
+        // 100G, 300 m, port MTU 9100, 208-byte cells: worst occupancy ⌈208/64⌉ = 4 (every
+        // packet small); cable 2·300·1e11 / 1.98e8 / 8 = 37,878.8 B; response 394·64 =
+        // 25,216 B; 1024 + 4·(9100 + 37,878.8 + 25,216) = 289,803 B → 283.01 KiB → 290,816.
+        let h = SonicHeadroom::new(Rate::gbps(100), 300.0, 9100, Bytes(208));
+        assert_eq!(h.xoff(), Bytes(290_816));
+        // Half the packets small (by count) and 4 KiB lossless packets: 64-byte packets
+        // are 100·64/((50·64 + 50·4096)/100) = 3.08 % of the bytes, occupancy 1.092.
+        let h = SonicHeadroom {
+            small_packet_percentage: 50,
+            lossless_mtu: 4096,
+            ..SonicHeadroom::new(Rate::gbps(100), 5.0, 9100, Bytes(208))
+        };
+        let by_byte: f64 = 6400.0 / 2080.0;
+        let occ = (100.0 - by_byte + by_byte * 4.0) / 100.0;
+        let cable = 2.0 * 5.0 * 1e11 / 1.98e8 / 8.0;
+        let want = ((4096.0 + (9100.0 + cable + 25216.0) * occ) / 1024.0).ceil() * 1024.0;
+        assert_eq!(h.xoff(), Bytes(want as u64));
+    }
 
     #[test]
     fn headroom_at_100g_2m_1518_matches_physics() {

@@ -3,7 +3,7 @@
 
 use crate::config::{Attach, SwitchSpec};
 use lossless_buffer_model::asic::Asic;
-use lossless_buffer_model::headroom::{ieee_response_quanta, sonic_xoff, HeadroomNeed};
+use lossless_buffer_model::headroom::{ieee_response_quanta, HeadroomNeed, SonicHeadroom};
 use lossless_buffer_model::mmu::{Behaviour, Crossing, PoolKind, ProfileSpec, Threshold, XonLimit};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::{Named, PRIORITIES};
@@ -337,10 +337,18 @@ fn headroom(o: &mut String, spec: &SwitchSpec, first: usize, tap: bool) -> Need 
         need.cells(),
         human(need.bytes().get()),
     );
+    // SONiC's port MTU is the IP MTU; its cable is metres of light at 1.98e8 m/s.
+    let sonic_mtu = port.mtu.saturating_sub(22);
+    let cable_m = match port.delay {
+        Some(d) => d.as_ps() as f64 * 2e8 / 1e12,
+        None => port.cable.0 as f64 / 1000.0,
+    };
+    let sonic = SonicHeadroom::new(port.speed, cable_m, sonic_mtu, c.cell).xoff();
     let _ = writeln!(
         o,
-        "    SONiC formula (worst-case cell occupancy): {}",
-        human(sonic_xoff(port.speed, port.propagation(), port.mtu, c.cell).get())
+        "    SONiC's dynamic-model xoff (sonic-swss buffer_headroom_mellanox.lua; port MTU {sonic_mtu}, lossless MTU 1024, every packet small, no MAC/PHY delay): {} = {} cells",
+        human(sonic.get()),
+        sonic.get().div_ceil(c.cell.get())
     );
     Need {
         budget: b.total(),

@@ -4,6 +4,7 @@
 pub mod lab;
 pub mod ledger;
 pub mod procs;
+pub mod sonic;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -121,9 +122,12 @@ pub fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no `{name}` in {list}"))
 }
 
-/// `lossless run FILE --quiet --sweep ARG --metric M…`: the JSON rows, written to `out`.
+/// `lossless run FILE --quiet --sweep ARG --metric M…`: the JSON rows, written to `out`
+/// (made unique per call: tests running at once may name the same file).
 pub fn sweep_rows(file: &std::path::Path, arg: &str, metrics: &[&str], out: &str) -> Vec<Value> {
-    let out = tmp(out);
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = tmp(&format!("{n}-{out}"));
     let mut args = vec!["run", file.to_str().unwrap(), "--quiet", "--sweep", arg];
     for m in metrics {
         args.extend(["--metric", m]);

@@ -49,6 +49,7 @@ impl SonicRaw {
                 ports: None,
                 tap_prefix: None,
                 asic: None,
+                port_slices: None,
             },
             SonicRaw::Map(m) => (**m).clone(),
         }
@@ -70,6 +71,9 @@ pub struct SonicMapRaw {
     /// The chip, instead of the one DEVICE_METADATA's HWSKU names.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asic: Option<Val<String>>,
+    /// The buffer slice of each kept port (`buffer.port_slices`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_slices: Option<Val<Vec<Val<u32>>>>,
 }
 
 impl<'de> Deserialize<'de> for SonicRaw {

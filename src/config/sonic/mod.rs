@@ -458,7 +458,10 @@ pub fn expand(
         };
         let imported = import(&shown, &text, &opts)?;
         warnings.extend(imported.warnings);
-        let i = imported.switch;
+        let mut i = imported.switch;
+        if let (Some(b), Some(ps)) = (i.buffer.as_mut(), s.port_slices) {
+            b.value.port_slices = Some(ps);
+        }
         sw.ports = i.ports;
         sw.buffer = i.buffer;
         sw.qos = i.qos;
