@@ -79,11 +79,22 @@ impl HeadroomBudget {
         frames * frame.div_ceil(cell.get().max(1))
     }
 
-    /// The worst case over every frame size from 64 bytes to `mtu`: (cells, frame size).
-    /// Small frames each waste most of a cell, so this is usually the 64-byte case.
+    /// The worst case over every frame size from 64 bytes to `mtu`: (cells, frame size),
+    /// the smallest such size among equals. Small frames each waste most of a cell, so
+    /// this is usually the 64-byte case.
+    ///
+    /// Among sizes that take the same number of cells, the frame count only falls as the
+    /// size grows, so only the smallest size of each cell count can be the worst: 64, and
+    /// `(k − 1)·cell + 1` for k = 2, 3, … up to `mtu`.
     pub fn worst_cells(&self, mtu: u32, cell: Bytes) -> (u64, u32) {
-        (64..=mtu.max(64))
-            .map(|f| (self.cells_for_frames(f as u64, cell), f))
+        let mtu = mtu.max(64) as u64;
+        let c = cell.get().max(1);
+        let firsts = (2..=mtu.div_ceil(c))
+            .map(|k| (k - 1) * c + 1)
+            .filter(|f| *f > 64 && *f <= mtu);
+        std::iter::once(64)
+            .chain(firsts)
+            .map(|f| (self.cells_for_frames(f, cell), f as u32))
             .max_by_key(|&(c, f)| (c, std::cmp::Reverse(f)))
             .expect("at least one frame size")
     }
@@ -210,6 +221,33 @@ impl SonicHeadroom {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every frame size tried, one by one: the definition `worst_cells` shortens.
+    fn worst_by_brute_force(b: &HeadroomBudget, mtu: u32, cell: Bytes) -> (u64, u32) {
+        (64..=mtu.max(64))
+            .map(|f| (b.cells_for_frames(f as u64, cell), f))
+            .max_by_key(|&(c, f)| (c, std::cmp::Reverse(f)))
+            .unwrap()
+    }
+
+    #[test]
+    fn worst_cells_equals_trying_every_frame_size() {
+        for speed in [1, 10, 25, 40, 100, 400] {
+            for metres in [0, 2, 40, 300, 2000] {
+                for mtu in [64, 65, 100, 1518, 4200, 9216] {
+                    for cell in [64, 80, 128, 208, 254, 256, 1024] {
+                        let b =
+                            HeadroomBudget::ieee(Rate::gbps(speed), Time::from_ns(5 * metres), mtu);
+                        assert_eq!(
+                            b.worst_cells(mtu, Bytes(cell)),
+                            worst_by_brute_force(&b, mtu, Bytes(cell)),
+                            "{speed}G {metres}m mtu {mtu} cell {cell}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn sonic_dynamic_headroom_by_hand() {

@@ -61,8 +61,12 @@ pub fn print_out(text: &str) {
 /// Write `report` as pretty JSON to `path` (its directory must exist: see
 /// [`crate::outdir`]).
 pub fn write_json(path: &Path, report: &serde_json::Value) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(report).expect("a JSON value serializes") + "\n";
-    std::fs::write(path, text)
+    // Streamed: a large fabric's report would otherwise be held twice, as a value and as
+    // its text.
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    serde_json::to_writer_pretty(&mut out, report)?;
+    out.write_all(b"\n")?;
+    out.flush()
 }
 
 /// A flag set by SIGINT, SIGTERM or SIGHUP.

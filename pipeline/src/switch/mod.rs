@@ -40,8 +40,6 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-/// Initial capacity of each egress queue (frames); grows only past it.
-const QUEUE_CAPACITY: usize = 1024;
 /// Spare frame buffers kept for reuse.
 const SPARE_BUFFERS: usize = 256;
 
@@ -133,7 +131,7 @@ impl Switch {
             .map(|p| Port {
                 tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta)
                     .with_flow_control(cfg.qos.flow_control),
-                queues: core::array::from_fn(|_| VecDeque::with_capacity(QUEUE_CAPACITY)),
+                queues: core::array::from_fn(|_| VecDeque::new()),
                 sched: Scheduler::new(cfg.qos.scheduler),
                 queue_counters: Default::default(),
                 watchdog: Default::default(),

@@ -5,6 +5,9 @@ use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::Packet;
 use std::collections::VecDeque;
 
+/// Latencies above this (about 2.8 hours of virtual time) are recorded as this.
+const LATENCY_MAX_PS: u64 = 10_000_000_000_000_000;
+
 /// Receiver statistics of one flow.
 ///
 /// Counts (`rx_packets`, `rx_bytes`, reordering, CE, first and last arrival) cover the whole
@@ -85,9 +88,9 @@ impl FlowRx {
             first_bit: None,
             latency_min: None,
             latency_max: None,
-            // 1 ps to 10^16 ps (about 2.8 hours of virtual time), 3 significant digits.
-            latency: Histogram::new_with_bounds(1, 10_000_000_000_000_000, 3)
-                .expect("valid bounds"),
+            // From 1 ps, 3 significant digits; it grows as larger values come (one flow's
+            // counts at full range would be 370 KB, most of a fabric's memory).
+            latency: Histogram::new(3).expect("valid significant digits"),
             wire: None,
             delivered_bytes: 0,
             window_delivered_bytes: 0,
@@ -194,7 +197,11 @@ impl FlowRx {
         self.latency_min = Some(self.latency_min.map_or(lat, |x| x.min(lat)));
         self.latency_max = Some(self.latency_max.map_or(lat, |x| x.max(lat)));
         // Saturates at the histogram's top instead of failing on absurd values.
-        self.latency.saturating_record(lat.as_ps().max(1));
+        // `record` grows the histogram (`saturating_record` would clamp to its current top).
+        let v = lat.as_ps().clamp(1, LATENCY_MAX_PS);
+        if self.latency.record(v).is_err() {
+            self.latency.saturating_record(v);
+        }
     }
 
     /// Receive interval, first bit of the first frame to last bit of the last one (so N
