@@ -35,18 +35,21 @@ pub const S6100_40G: Sku = Sku {
     gbps: 40,
 };
 
+/// The first spine-facing (300 m) ports of an Arista-7060CX-32S-C32.
+const A7060_PORTS: &[&str] = &[
+    "Ethernet0",
+    "Ethernet4",
+    "Ethernet8",
+    "Ethernet12",
+    "Ethernet16",
+    "Ethernet20",
+];
+
 /// Arista-7060CX-32S-C32 (Tomahawk) with every port set to 50G.
 pub const A7060_50G: Sku = Sku {
     row: "50000_300m",
     file: "arista-7060cx-32s-c32-t1-50g.json",
-    ports: &[
-        "Ethernet0",
-        "Ethernet4",
-        "Ethernet8",
-        "Ethernet12",
-        "Ethernet16",
-        "Ethernet20",
-    ],
+    ports: A7060_PORTS,
     gbps: 50,
 };
 
@@ -54,14 +57,7 @@ pub const A7060_50G: Sku = Sku {
 pub const A7060_100G: Sku = Sku {
     row: "100000_300m",
     file: "arista-7060cx-32s-c32-t1.json",
-    ports: &[
-        "Ethernet0",
-        "Ethernet4",
-        "Ethernet8",
-        "Ethernet12",
-        "Ethernet16",
-        "Ethernet20",
-    ],
+    ports: A7060_PORTS,
     gbps: 100,
 };
 

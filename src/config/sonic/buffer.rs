@@ -8,6 +8,7 @@ use super::db::{at, reference, Entry, Table};
 use super::{bare, scalar, split_key, val, Ctx};
 use crate::config::diag::Diag;
 use crate::config::schema::{BufferRaw, PoolRaw, ProfileRaw, Val};
+use crate::config::values::list_or_none;
 use lossless_buffer_model::asic::Asic;
 use lossless_buffer_model::Named;
 use serde_saphyr::Spanned;
@@ -110,7 +111,7 @@ fn profiles(
                 &format!("{key}.pool"),
                 format!(
                     "pool `{pool_name}` is not in BUFFER_POOL (pools: {})",
-                    known.join(", ")
+                    list_or_none(&known)
                 ),
             ));
         }
@@ -224,11 +225,7 @@ fn profile_of(
             &key,
             format!(
                 "profile `{name}` is not in BUFFER_PROFILE (profiles: {})",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
+                list_or_none(known)
             ),
         ));
     }

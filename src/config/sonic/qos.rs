@@ -9,6 +9,7 @@ use super::db::{at, reference, Entry, Field, Table};
 use super::{bare, scalar, split_key, val, Ctx};
 use crate::config::diag::Diag;
 use crate::config::schema::{PfcwdRaw, QosRaw, Scalar, SchedRaw, Val, WredRaw};
+use crate::config::values::list_or_none;
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
 
@@ -185,11 +186,7 @@ fn check_refs(cx: &Ctx, port: &str, e: &Spanned<Entry>) -> Result<()> {
                 &format!("PORT_QOS_MAP.{port}.{field}"),
                 format!(
                     "map `{name}` is not in {table} (maps: {})",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
+                    list_or_none(&known)
                 ),
             ));
         }
