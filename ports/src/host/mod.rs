@@ -243,10 +243,12 @@ impl Host {
     }
 
     /// What the NIC makes of a frame whose last bit arrived at `now`: PFC acted on, a CNP
-    /// handed to DCQCN, a data frame buffered (XOFF past `pfc_xoff`) or dropped.
+    /// handed to DCQCN, a data frame buffered (XOFF past `pfc_xoff`) or dropped. The
+    /// cached next start is dropped only where the sending side changed (a pause, an
+    /// acknowledged or rate-cut flow, a reply or CNP queued, an XOFF): a frame a sink only
+    /// counts leaves it as it was.
     pub fn accept(&mut self, pkt: Packet, now: Time) -> Received {
         self.now = self.now.max(now);
-        self.tx.touch();
         self.tx.counters.rx_packets += 1;
         self.tx.counters.rx_bytes += pkt.len as u64;
         let parsed = match parse(&pkt.data, pkt.len) {
@@ -281,6 +283,7 @@ impl Host {
                 ) {
                     let f = self.qp_flow[i].1;
                     self.flows[f].on_acknowledge(syndrome, b.psn, now);
+                    self.tx.touch();
                 }
                 Received::Ack(pkt.data)
             }
@@ -290,6 +293,7 @@ impl Host {
                 if let Ok(i) = self.qp_flow.binary_search_by_key(&qp, |(q, _)| *q) {
                     let f = self.qp_flow[i].1;
                     self.flows[f].on_cnp(now);
+                    self.tx.touch();
                 }
                 Received::Cnp(pkt.data)
             }
