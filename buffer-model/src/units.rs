@@ -97,6 +97,9 @@ impl fmt::Display for Time {
     }
 }
 
+/// Picoseconds in a second.
+const PS_PER_S: u64 = 1_000_000_000_000;
+
 /// A link or drain rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Rate(pub u64);
@@ -117,8 +120,17 @@ impl Rate {
     /// Time to send `bits` bits at this rate, rounded to the nearest picosecond
     /// (exact for every standard Ethernet speed).
     pub fn time_for_bits(self, bits: u64) -> Time {
-        let num = bits as u128 * 1_000_000_000_000u128;
-        let r = self.0.max(1) as u128;
+        let r = self.0.max(1);
+        // In 64 bits when nothing overflows (every frame; the wide division is a library
+        // call costing tens of instructions, on every hop); the same result either way.
+        if let Some(num) = bits
+            .checked_mul(PS_PER_S)
+            .and_then(|n| n.checked_add(r / 2))
+        {
+            return Time(num / r);
+        }
+        let num = bits as u128 * PS_PER_S as u128;
+        let r = r as u128;
         Time(((num + r / 2) / r) as u64)
     }
     /// Time to send `bytes` bytes at this rate.
@@ -128,9 +140,12 @@ impl Rate {
     /// Shortest time in which this rate moves at least `bytes` bytes (rounded up, so that
     /// `bytes_in(time_for_bytes_ceil(b)) >= b`).
     pub fn time_for_bytes_ceil(self, bytes: u64) -> Time {
-        let num = bytes as u128 * 8 * 1_000_000_000_000u128;
-        let r = self.0.max(1) as u128;
-        Time(num.div_ceil(r) as u64)
+        let r = self.0.max(1);
+        if let Some(num) = bytes.checked_mul(8 * PS_PER_S) {
+            return Time(num.div_ceil(r));
+        }
+        let num = bytes as u128 * 8 * PS_PER_S as u128;
+        Time(num.div_ceil(r as u128) as u64)
     }
     /// How long a frame of `len` bytes (FCS included) occupies the wire: `(len + 20) × 8`
     /// bit times (preamble, SFD and inter-frame gap included).
@@ -143,7 +158,11 @@ impl Rate {
     }
     /// Bytes this rate moves in `t` (floor).
     pub fn bytes_in(self, t: Time) -> u64 {
-        (self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000_000u128) as u64
+        // ⌊⌊a / 8⌋ / 10¹²⌋ = ⌊a / (8 × 10¹²)⌋: one division, in 64 bits when a fits.
+        match self.0.checked_mul(t.0) {
+            Some(a) => a / (8 * PS_PER_S),
+            None => (self.0 as u128 * t.0 as u128 / (8 * PS_PER_S as u128)) as u64,
+        }
     }
 }
 

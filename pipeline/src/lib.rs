@@ -7,7 +7,8 @@
 //!        (admit, PFC, WRED/ECN, enqueue, schedule) → egress rewrite → port
 //! ```
 //!
-//! * [`packet`]: a frame (held bytes + declared length) and its metadata.
+//! * [`packet`]: a frame (held bytes + declared length) and its metadata; [`buffers`]:
+//!   frame buffers reused within a thread.
 //! * [`wire`]: PFC / PAUSE, RoCEv2 (BTH, AETH) and VLAN codecs, in-place header edits.
 //! * [`parser`]: frame bytes → header vector, or a [`drop_reason::DropReason`].
 //! * [`acl`]: the ACL stage (SONiC ACL tables and rules, SAI semantics).
@@ -23,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acl;
+pub mod buffers;
 pub mod config;
 pub mod counters;
 pub mod default_plan;

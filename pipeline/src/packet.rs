@@ -37,8 +37,6 @@ pub struct Meta {
     pub flow_hash: u32,
     /// When the last bit was received by the switch.
     pub rx_time: Time,
-    /// Earliest time the frame may start leaving (rx_time + pipeline latency).
-    pub ready_time: Time,
     /// Location of the IP header, for CE marking.
     pub ip: IpAt,
     /// ECN field as received (0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).

@@ -146,6 +146,9 @@ fn run(a: &RunArgs) -> Result<(), String> {
     bar.finish();
     ran.map_err(|e| e.to_string())?;
     let report = crate::report::json::report(&sim.outcome());
+    let (end, windowed) = (sim.now(), sim.outcome().windowed);
+    let name = sim.outcome().scenario.name.clone();
+    let recording = sim.into_recording();
     if let Some((path, _)) = &json {
         write_json(path, &report.to_value()).map_err(|e| at(path, e))?;
     }
@@ -153,11 +156,10 @@ fn run(a: &RunArgs) -> Result<(), String> {
     if let Some((p, _)) = &json {
         text += &format!("JSON report: {}\n", p.display());
     }
-    if let (Some(dir), Some(rec)) = (&a.plot, sim.recording()) {
-        if let Some((from, to)) = a.plot_window.filter(|(from, _)| *from > sim.now()) {
+    if let (Some(dir), Some(rec)) = (&a.plot, &recording) {
+        if let Some((from, to)) = a.plot_window.filter(|(from, _)| *from > end) {
             eprintln!(
-                "warning: --plot-window {from},{to} starts after the run ended ({}): the figures are empty",
-                sim.now()
+                "warning: --plot-window {from},{to} starts after the run ended ({end}): the figures are empty"
             );
         }
         if rec.truncated {
@@ -166,8 +168,7 @@ fn run(a: &RunArgs) -> Result<(), String> {
             );
         }
         let marks = crate::report::plot::Marks {
-            measure: (sim.outcome().windowed)
-                .then_some((Time(report.measure.from_ps), Time(report.measure.to_ps))),
+            measure: windowed.then_some((Time(report.measure.from_ps), Time(report.measure.to_ps))),
             deadlocks: report
                 .deadlocks
                 .iter()
@@ -184,9 +185,8 @@ fn run(a: &RunArgs) -> Result<(), String> {
                 })
                 .collect(),
         };
-        let files =
-            crate::report::plot::write(rec, &marks, dir, &sim.outcome().scenario.name, &text)
-                .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let files = crate::report::plot::write(rec, &marks, dir, &name, &text)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
         text += &format!("plots: {}\n", super::args::path_list(&files));
     }
     if !a.quiet {

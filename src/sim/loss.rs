@@ -24,6 +24,8 @@ pub struct Loss {
     pending: Vec<((NodeId, u16), u64)>,
     /// Frames lost per link: a→b, b→a.
     pub injected: Vec<[u64; 2]>,
+    /// Some link has a frame error rate (else only `drop` events lose frames).
+    any_rate: bool,
 }
 
 impl Loss {
@@ -43,6 +45,7 @@ impl Loss {
         });
         let links: Vec<_> = hosts.chain(links).collect();
         Loss {
+            any_rate: links.iter().any(|(rate, _)| *rate != ErrorRate::NONE),
             injected: vec![[0; 2]; links.len()],
             links,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ WIRE_SEED),
@@ -60,6 +63,9 @@ impl Loss {
 
     /// Is `pkt`, leaving `port` of `from` over `link`, lost on the wire? Counted if so.
     pub fn lose(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> bool {
+        if !self.any_rate && self.pending.is_empty() {
+            return false;
+        }
         let (rate, a_end) = self.links[link as usize];
         let mut lost = false;
         if !self.pending.is_empty() && !is_mac_control(&pkt.data) {

@@ -53,6 +53,8 @@ enum Ev {
         node: NodeId,
         port: u16,
         link: u32,
+        /// `pkt` is a PFC or PAUSE frame (looked at once, when it was sent).
+        pfc: bool,
         pkt: Packet,
     },
     /// The scenario's scheduled event (index into its events).
@@ -258,8 +260,9 @@ impl Sim {
                     node,
                     port,
                     link,
+                    pfc,
                     pkt,
-                }) => self.arrive(node, port as usize, link, pkt),
+                }) => self.arrive(node, port as usize, link, pfc, pkt),
                 Next::Wake(i) => self.wake(self.node_at(i)),
                 Next::Event(Ev::Scheduled(i)) => self.scheduled_event(i as usize),
                 Next::Event(Ev::Sample) => self.sample()?,
@@ -328,5 +331,11 @@ impl Sim {
     /// What `--plot` recorded (None without it).
     pub fn recording(&self) -> Option<&recorder::Recording> {
         self.recorder.as_ref().map(|r| &r.rec)
+    }
+
+    /// What `--plot` recorded, the rest of the run freed (its queued frames, tables and
+    /// histograms: once the report is built, a large fabric's JSON need not sit beside them).
+    pub fn into_recording(self) -> Option<recorder::Recording> {
+        self.recorder.map(|r| r.rec)
     }
 }

@@ -52,10 +52,10 @@ impl Sim {
         }
     }
 
-    /// The last bit of `pkt` reaches `port` of `id` over `link` now.
-    pub(super) fn arrive(&mut self, id: NodeId, port: usize, link: u32, pkt: Packet) {
+    /// The last bit of `pkt` (a PFC frame if `pfc`) reaches `port` of `id` over `link` now.
+    pub(super) fn arrive(&mut self, id: NodeId, port: usize, link: u32, pfc: bool, pkt: Packet) {
         self.in_flight -= 1;
-        if is_pfc(&pkt.data) {
+        if pfc {
             self.stats.pfc_in_flight -= 1;
         }
         if !self.links_up[link as usize] {
@@ -104,7 +104,8 @@ impl Sim {
         let speed = self.node(from).0.port_speed(port);
         let at = self.now + speed.wire_time(pkt.len as u64) + peer.propagation;
         self.stats.packet_hops += 1;
-        if is_pfc(&pkt.data) {
+        let pfc = is_pfc(&pkt.data);
+        if pfc {
             self.stats.pfc_in_flight += 1;
         }
         self.in_flight += 1;
@@ -114,6 +115,7 @@ impl Sim {
                 node: peer.node,
                 port: peer.port,
                 link: peer.link,
+                pfc,
                 pkt,
             },
         );

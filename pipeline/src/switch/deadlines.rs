@@ -47,6 +47,11 @@ impl Deadlines {
         (t != Time::MAX).then_some(t)
     }
 
+    /// The earliest deadline of any port, `Time::MAX` when none has one.
+    pub(super) fn earliest_or_max(&self) -> Time {
+        self.tree[1]
+    }
+
     /// The lowest port at or after `from` whose deadline is at or before `now`: up from
     /// `from`'s leaf to the first subtree to its right that holds one, then down its
     /// leftmost qualifying path.

@@ -74,12 +74,14 @@ impl Switch {
         }
         let paused = self.ports[port].tx.pause.paused_mask(now);
         let ready: [Option<u32>; PRIORITIES] = core::array::from_fn(|q| {
-            let head = self.ports[port].queues[q].front()?;
-            (head.meta.ready_time <= now && !self.queue_paused(port, q, paused)).then_some(head.len)
+            let head = self.frames.front(&self.ports[port].queues[q])?;
+            (self.ready_time(head) <= now && !self.queue_paused(port, q, paused))
+                .then_some(head.len)
         });
         let q = self.ports[port].sched.select(|q| ready[q])?;
-        let mut pkt = self.ports[port].queues[q]
-            .pop_front()
+        let mut pkt = self
+            .frames
+            .pop_front(&mut self.ports[port].queues[q])
             .expect("selected queue has a head");
         if self.ports[port].queues[q].is_empty() {
             self.ports[port].sched.queue_emptied(q);
@@ -104,7 +106,7 @@ impl Switch {
         let start = self.ports[port]
             .tx
             .earliest_start(now, self.queue_pfc[q])
-            .max(pkt.meta.ready_time)
+            .max(self.ready_time(&pkt))
             .min(now);
         let p = &mut self.ports[port];
         let qc = &mut p.queue_counters[q];
@@ -123,7 +125,7 @@ impl Switch {
 
     /// Start `port`'s pending PFC frame at `now` (logged when logging).
     fn start_pfc(&mut self, port: usize, now: Time) -> Option<Packet> {
-        let buf = self.spare.pop().unwrap_or_default();
+        let buf = crate::buffers::take();
         let (mut pkt, req) = self.ports[port].tx.start_pfc(now, buf)?;
         if let Some(log) = &mut self.pfc_log {
             log.push(PfcEvent::Sent {
@@ -135,8 +137,13 @@ impl Switch {
             });
         }
         pkt.meta.rx_time = now;
-        pkt.meta.ready_time = now;
         Some(pkt)
+    }
+
+    /// Earliest time a queued frame may start leaving: its arrival plus the pipeline
+    /// latency (kept as a rule, not per frame: a fabric holds hundreds of thousands).
+    pub(super) fn ready_time(&self, pkt: &Packet) -> Time {
+        pkt.meta.rx_time + self.cfg.pipeline_latency
     }
 
     /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now
@@ -153,14 +160,22 @@ impl Switch {
         if p.tx.has_pfc_pending() {
             return Some(free);
         }
-        (0..PRIORITIES)
-            .filter_map(|q| {
-                let ready = p.queues[q].front()?.meta.ready_time;
+        let mut best: Option<Time> = None;
+        for q in 0..PRIORITIES {
+            let Some(head) = self.frames.front(&p.queues[q]) else {
+                continue;
+            };
+            let ready = self.ready_time(head);
+            let start =
                 p.tx.first_start(free, self.pausing_priorities(port, q), |t| {
                     Some(t.max(ready))
-                })
-            })
-            .min()
+                });
+            best = match (best, start) {
+                (Some(b), Some(s)) => Some(b.min(s)),
+                (b, s) => b.or(s),
+            };
+        }
+        best
     }
 
     pub(super) fn poll_watchdog(&mut self, now: Time) {
@@ -202,7 +217,7 @@ impl Switch {
     /// Discard everything in queue `q` of `port`, releasing its cells.
     pub(super) fn flush_queue(&mut self, port: usize, q: usize, reason: DropReason) {
         self.touch(port);
-        while let Some(pkt) = self.ports[port].queues[q].pop_front() {
+        while let Some(pkt) = self.frames.pop_front(&mut self.ports[port].queues[q]) {
             self.release(&pkt);
             self.ledger.dropped_from_queue += 1;
             if reason == DropReason::Watchdog {

@@ -122,7 +122,6 @@ impl Switch {
         m.pg = q.tc_to_pg[tc as usize];
         m.queue = q.tc_to_queue[tc as usize];
         m.rx_time = now;
-        m.ready_time = now + self.cfg.pipeline_latency;
         m.ip = ip;
         m.ecn = ecn;
     }
@@ -162,7 +161,7 @@ impl Switch {
         let last = 63 - targets.leading_zeros() as usize;
         for o in 0..last {
             if targets & (1 << o) != 0 {
-                let mut data = self.spare.pop().unwrap_or_default();
+                let mut data = crate::buffers::take();
                 data.extend_from_slice(&pkt.data);
                 let copy = Packet {
                     data,
@@ -229,7 +228,7 @@ impl Switch {
         if port.queues[q].is_empty() {
             port.waiting_since[q] = pkt.meta.rx_time;
         }
-        port.queues[q].push_back(pkt);
+        self.frames.push_back(&mut port.queues[q], pkt);
     }
 
     /// Run WRED on `pkt` (queued or about to be) at queue depth `depth` bytes. Returns false

@@ -15,6 +15,7 @@
 
 mod deadlines;
 mod egress;
+mod frames;
 mod ingress;
 mod pfc_log;
 mod waits;
@@ -31,6 +32,7 @@ use crate::node::Node;
 use crate::packet::Packet;
 use crate::transmitter::Transmitter;
 use deadlines::Deadlines;
+use frames::{FrameQueue, FrameStore};
 use lossless_buffer_model::mmu::Mmu;
 use lossless_buffer_model::scheduler::Scheduler;
 use lossless_buffer_model::watchdog::QueueWatchdog;
@@ -38,10 +40,6 @@ use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
-use std::collections::VecDeque;
-
-/// Spare frame buffers kept for reuse.
-const SPARE_BUFFERS: usize = 256;
 
 /// State of one port: its transmitter (link, wire, PFC both ways, counters) and the
 /// eight egress queues behind it.
@@ -50,7 +48,7 @@ pub struct Port {
     /// The transmitter: link and enable state, busy-until, pause timers, PFC generation,
     /// frame and PFC counters.
     pub tx: Transmitter,
-    queues: [VecDeque<Packet>; PRIORITIES],
+    queues: [FrameQueue; PRIORITIES],
     sched: Scheduler,
     /// Per-queue counters.
     pub queue_counters: [QueueCounters; PRIORITIES],
@@ -100,7 +98,8 @@ pub struct Switch {
     /// PFC-enabled priorities of each PG's traffic (what XOFF/XON of the PG speaks for).
     pg_pfc: [u8; PRIORITIES],
     next_watchdog_poll: Option<Time>,
-    spare: Vec<Vec<u8>>,
+    /// Every frame the egress queues hold (each queue is a list through it).
+    frames: FrameStore,
     /// Ports whose transmit or PFC deadline may have changed since `tx_due`/`pfc_due` last
     /// saw them (bit = port).
     dirty: Cell<u64>,
@@ -131,7 +130,7 @@ impl Switch {
             .map(|p| Port {
                 tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta)
                     .with_flow_control(cfg.qos.flow_control),
-                queues: core::array::from_fn(|_| VecDeque::new()),
+                queues: [FrameQueue::default(); PRIORITIES],
                 sched: Scheduler::new(cfg.qos.scheduler),
                 queue_counters: Default::default(),
                 watchdog: Default::default(),
@@ -168,6 +167,7 @@ impl Switch {
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
             acl,
             next_watchdog_poll: cfg.qos.pfcwd.map(|w| w.polling_interval),
+            frames: FrameStore::default(),
             cfg,
             ports,
             mmu,
@@ -179,7 +179,6 @@ impl Switch {
             now: Time::ZERO,
             queue_pfc,
             pg_pfc,
-            spare: Vec::with_capacity(SPARE_BUFFERS),
             dirty: Cell::new(if n_ports >= 64 {
                 u64::MAX
             } else {
@@ -267,17 +266,14 @@ impl Switch {
     }
 
     /// A cleared frame buffer from those given back (or a new one): an engine that builds
-    /// frames reuses the switch's buffers instead of allocating.
+    /// frames reuses buffers instead of allocating ([`crate::buffers`]).
     pub fn spare_buffer(&mut self) -> Vec<u8> {
-        self.spare.pop().unwrap_or_default()
+        crate::buffers::take()
     }
 
     /// Give back a frame buffer the engine no longer needs (avoids allocation later).
-    pub fn recycle(&mut self, mut buf: Vec<u8>) {
-        if self.spare.len() < SPARE_BUFFERS {
-            buf.clear();
-            self.spare.push(buf);
-        }
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        crate::buffers::give(buf);
     }
 
     /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
@@ -328,8 +324,14 @@ impl Switch {
     /// order (one per port and call in virtual time; a catch-up burst in wall-clock time).
     /// The engines drive the switch with this and `receive`.
     pub fn poll_due(&mut self, now: Time, emit: &mut dyn FnMut(usize, Packet)) {
-        if self.poll_timeout().is_some_and(|t| t <= now) {
+        // What `poll_timeout() <= now` decides, without taking the minimum of all three:
+        // internal deadlines need `handle_timeout`; a port due alone needs only the clock.
+        self.refresh_deadlines();
+        let due = |t: Option<Time>| t.is_some_and(|t| t <= now);
+        if due(self.next_watchdog_poll) || due(self.pfc_due.earliest()) {
             self.handle_timeout(now);
+        } else if due(self.tx_due.earliest()) {
+            self.advance(now);
         }
         // Ports in order, visiting only those due (a port served may make a later one due).
         let mut from = 0;
@@ -352,14 +354,11 @@ impl Switch {
     /// poll. Costs a tree update per port touched since the last call, not a scan.
     pub fn poll_timeout(&mut self) -> Option<Time> {
         self.refresh_deadlines();
-        [
-            self.next_watchdog_poll,
-            self.tx_due.earliest(),
-            self.pfc_due.earliest(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // `Time::MAX` stands for "none" in the trees; no deadline is ever that late.
+        let t = (self.tx_due.earliest_or_max())
+            .min(self.pfc_due.earliest_or_max())
+            .min(self.next_watchdog_poll.unwrap_or(Time::MAX));
+        (t != Time::MAX).then_some(t)
     }
 
     /// Act on deadlines due at `now`: queue PFC refreshes, poll the watchdog.

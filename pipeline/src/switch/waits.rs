@@ -32,7 +32,7 @@ impl Switch {
     /// that pauses any of `prios` (so that the queue's wait keeps `in_port`'s peer paused on
     /// those priorities)?
     pub fn queue_holds_from(&self, port: usize, q: usize, in_port: usize, prios: u8) -> bool {
-        self.ports[port].queues[q].iter().any(|pkt| {
+        self.frames.iter(&self.ports[port].queues[q]).any(|pkt| {
             pkt.meta.in_port as usize == in_port && self.pg_pfc[pkt.meta.pg as usize] & prios != 0
         })
     }

@@ -16,6 +16,7 @@ pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
 use crate::rc::Responder;
 use crate::tcp::TcpStack;
 use lossless_buffer_model::{Rate, Time};
+use lossless_pipeline::buffers;
 use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::parser::{parse, MacControl, Parsed, L3, L4};
 use lossless_pipeline::wire::rocev2::{
@@ -36,9 +37,6 @@ pub use replies::RcSink;
 /// wait in the stack), as byte queue limits keep a Linux NIC's ring short: a frame's
 /// latency then counts from here, not from a window's worth of queue in the host.
 pub(super) const TCP_RING: u64 = 64 * 1024;
-
-/// Spare frame buffers a NIC keeps for reuse.
-const SPARE_BUFFERS: usize = 64;
 
 /// What a received frame was.
 // Returned by `accept` and matched at once, never stored: the parsed headers travel
@@ -89,7 +87,6 @@ pub struct Host {
     /// Receiver statistics of the flows this host receives, sorted by flow id, with the
     /// RC responder of each RC flow.
     receivers: Vec<(u32, FlowRx, Option<RcSink>)>,
-    spare: Vec<Vec<u8>>,
     now: Time,
     /// DCQCN notification point: CNPs sent per queue pair.
     pub np: NotificationPoint,
@@ -144,7 +141,6 @@ impl Host {
             dropped: 0,
             misdelivered: 0,
             receivers: Vec::new(),
-            spare: Vec::new(),
             now: Time::ZERO,
             np: NotificationPoint::default(),
             control: VecDeque::new(),
@@ -207,12 +203,9 @@ impl Host {
         self.tx.set_catch_up(window);
     }
 
-    /// Give back a frame buffer for reuse.
-    pub fn recycle(&mut self, mut b: Vec<u8>) {
-        if self.spare.len() < SPARE_BUFFERS {
-            b.clear();
-            self.spare.push(b);
-        }
+    /// Give back a frame buffer for reuse ([`lossless_pipeline::buffers`]).
+    pub fn recycle(&mut self, b: Vec<u8>) {
+        buffers::give(b);
     }
 
     fn drain_to(&mut self, now: Time) {
@@ -392,7 +385,7 @@ impl Host {
             return None;
         }
         if self.tx.has_pfc_pending() {
-            let buf = self.spare.pop().unwrap_or_default();
+            let buf = buffers::take();
             if let Some((pkt, _)) = self.tx.start_pfc(now, buf) {
                 return Some(pkt);
             }
@@ -427,7 +420,7 @@ impl Host {
                 continue;
             }
             let start = self.start_time(now, i);
-            let buf = self.spare.pop().unwrap_or_default();
+            let buf = buffers::take();
             let pkt = self.flows[i].take(start, buf);
             self.rr = (i + 1) % n;
             self.tx.start(start, pkt.len);

@@ -4,6 +4,7 @@
 use super::Host;
 use crate::rc::{Reply, Responder};
 use lossless_buffer_model::Time;
+use lossless_pipeline::buffers;
 use lossless_pipeline::parser::{Parsed, L3};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{
@@ -38,7 +39,7 @@ impl Host {
         now: Time,
     ) {
         let spec = self.reply_spec(peer_mac, ip, peer_ip, dscp, (OPCODE_CNP, qp, 0), CNP_LEN);
-        let mut buf = self.spare.pop().unwrap_or_default();
+        let mut buf = buffers::take();
         if spec.write(&mut buf).is_err() {
             return;
         }
@@ -101,7 +102,7 @@ impl Host {
             (OPCODE_ACKNOWLEDGE, qp, psn),
             ACK_LEN,
         );
-        let mut buf = self.spare.pop().unwrap_or_default();
+        let mut buf = buffers::take();
         if spec.write(&mut buf).is_err() {
             return;
         }

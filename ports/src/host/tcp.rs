@@ -4,6 +4,7 @@
 use super::{Host, TCP_RING};
 use crate::tcp::TcpStack;
 use lossless_buffer_model::Time;
+use lossless_pipeline::buffers;
 use lossless_pipeline::Packet;
 
 impl Host {
@@ -56,7 +57,7 @@ impl Host {
             } else {
                 (self.mac, tcp.reply_mac)
             };
-            let mut buf = self.spare.pop().unwrap_or_default();
+            let mut buf = buffers::take();
             crate::tcp::frame(&mut buf, (src, dst), h.vlan, h.dscp, &ip);
             let len = (buf.len() as u32 + 4).max(64);
             let mut pkt = Packet::new(buf, len);

@@ -168,8 +168,8 @@ pub struct DcqcnFlowReport {
     pub alpha: f64,
 }
 
-/// Latency percentiles (hdrhistogram, 3 significant digits, clamped to min/max) and the
-/// exact extremes, ps.
+/// Latency percentiles (hdrhistogram, 3 significant digits but no finer than 512 ps,
+/// clamped to min/max) and the exact extremes, ps.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct LatencyReport {
     /// Median.
