@@ -223,10 +223,19 @@ fn injected_pfc_stops_priority_3_toward_a_host_and_xon_resumes_it() {
     let p0 = &r["switches"][0]["ports"][0];
     assert!(u(&p0["pfc"]["rx_xoff"][3]) >= 1000);
     assert!(u(&p0["pfc"]["rx_xon"][3]) >= 1);
+    // Every priority-3 frame that reached the switch was delivered after the XON. Frames the
+    // kernel dropped in the sender's TAP ring never reached it: on an idle machine there are
+    // none; under the hog on this 2-core VM a run now and then loses some there (597 of
+    // 2,538 seen once in CI) while the wall-clock switch falls behind. They are counted
+    // (`assert_accounted` checks the ledger), bounded here, and never the switch's drops.
+    let ring_drops = u(&r["tap"]["ports"][1]["kernel"]["host_tx_dropped"]);
+    eprintln!("priority-3 frames lost in the sender's TAP ring: {ring_drops}");
+    assert!(ring_drops * 3 <= u(&s3["frames"]), "{}", r["tap"]);
     assert_eq!(
-        u(&p0["queues"][3]["tx_packets"]),
+        u(&p0["queues"][3]["tx_packets"]) + ring_drops,
         u(&s3["frames"]),
-        "every priority-3 frame was delivered after the XON"
+        "every priority-3 frame the switch received was delivered after the XON: {}",
+        r["tap"]
     );
     assert_eq!(r["totals"]["lossless_drops"], 0);
     assert_accounted(&r);
