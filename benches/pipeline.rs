@@ -4,6 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use lossless_buffer_model::{Rate, Time};
+use lossless_pipeline::buffers;
 use lossless_pipeline::config::Forwarding;
 use lossless_pipeline::parser::parse;
 use lossless_pipeline::wire::build::FrameSpec;
@@ -77,7 +78,7 @@ fn bench_switch(c: &mut Criterion) {
                             sw.ledger().queued
                         )
                     });
-                sw.recycle(black_box(out).data);
+                buffers::give(black_box(out).data);
             },
             BatchSize::SmallInput,
         )
@@ -116,14 +117,14 @@ fn bench_switch_32_ports(c: &mut Criterion) {
     g.bench_function("receive_poll_transmit_64B_32_ports", |bench| {
         bench.iter(|| {
             // The engine's way: a buffer the switch gave back, filled with the frame.
-            let mut data = sw.spare_buffer();
+            let mut data = buffers::take();
             data.extend_from_slice(&frames[port]);
             sw.receive(port, Packet::new(data, 64), t);
             let out = (port + N / 2) % N;
             let sent = sw
                 .poll_transmit(out, t + Time::from_ns(500))
                 .expect("a frame to send");
-            sw.recycle(black_box(sent).data);
+            buffers::give(black_box(sent).data);
             port += 1;
             if port == N {
                 port = 0;

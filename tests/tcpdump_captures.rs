@@ -67,7 +67,7 @@ fn every_captured_frame_is_forwarded_or_counted() {
                     t += Time::from_us(1);
                     while let Some(at) = sw.next_transmit(1).filter(|at| *at <= t) {
                         let f = sw.poll_transmit(1, at).unwrap();
-                        sw.recycle(f.data);
+                        lossless_pipeline::buffers::give(f.data);
                     }
                 }
             }

@@ -149,7 +149,7 @@ fn run(cfg: SwitchConfig, n: u64, seed: u64) -> Switch {
                     // Whatever leaves must itself parse.
                     assert!(parse(&f.data, f.len).is_ok());
                     sent_out += 1;
-                    sw.recycle(f.data);
+                    lossless_pipeline::buffers::give(f.data);
                 }
             }
         }

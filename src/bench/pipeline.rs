@@ -7,6 +7,7 @@
 use super::Machine;
 use hdrhistogram::Histogram;
 use lossless_buffer_model::{Rate, Time};
+use lossless_pipeline::buffers;
 use lossless_pipeline::config::Forwarding;
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::{presets, Node, Packet, Switch};
@@ -145,13 +146,13 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
     let mut sent: Vec<Vec<u8>> = Vec::with_capacity(n);
     while done < want {
         let (inp, data) = &frames[f];
-        let mut buf = sw.spare_buffer();
+        let mut buf = buffers::take();
         buf.extend_from_slice(data);
         // The engines' path: the node interface, every port due served.
         Node::receive(&mut sw, *inp, Packet::new(buf, s.frame), t);
         Node::poll_due(&mut sw, t, &mut |_, p| sent.push(p.data));
         for b in sent.drain(..) {
-            sw.recycle(b);
+            buffers::give(b);
         }
         done += 1;
         f = (f + 1) % frames.len();

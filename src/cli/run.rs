@@ -145,9 +145,10 @@ fn run(a: &RunArgs) -> Result<(), String> {
     let ran = sim.run(|f| bar.update(f));
     bar.finish();
     ran.map_err(|e| e.to_string())?;
-    let report = crate::report::json::report(&sim.outcome());
-    let (end, windowed) = (sim.now(), sim.outcome().windowed);
-    let name = sim.outcome().scenario.name.clone();
+    let outcome = sim.outcome();
+    let report = crate::report::json::report(&outcome);
+    let (end, windowed) = (sim.now(), outcome.windowed);
+    let name = outcome.scenario.name.clone();
     let recording = sim.into_recording();
     if let Some((path, _)) = &json {
         write_json(path, &report.to_value()).map_err(|e| at(path, e))?;

@@ -210,7 +210,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
             if sock.send(&pkt.data).is_err() {
                 send_errors += 1;
             }
-            host.recycle(pkt.data);
+            lossless_pipeline::buffers::give(pkt.data);
         }
         let next = host
             .poll_timeout()

@@ -319,7 +319,7 @@ impl Switch {
                     pause: true,
                 });
                 self.ports[port].tx.receive_pause(now, quanta);
-                self.recycle(pkt.data);
+                crate::buffers::give(pkt.data);
             }
             MacControl::Pause { .. } => self.drop_received(DropReason::Pause8023xIgnored, pkt),
             MacControl::Pfc { .. } if pause_mode => {
@@ -341,7 +341,7 @@ impl Switch {
                     pause: false,
                 });
                 self.ports[port].tx.receive_pfc(now, enable, &quanta);
-                self.recycle(pkt.data);
+                crate::buffers::give(pkt.data);
             }
         }
     }

@@ -265,17 +265,6 @@ impl Switch {
         }
     }
 
-    /// A cleared frame buffer from those given back (or a new one): an engine that builds
-    /// frames reuses buffers instead of allocating ([`crate::buffers`]).
-    pub fn spare_buffer(&mut self) -> Vec<u8> {
-        crate::buffers::take()
-    }
-
-    /// Give back a frame buffer the engine no longer needs (avoids allocation later).
-    pub fn recycle(&mut self, buf: Vec<u8>) {
-        crate::buffers::give(buf);
-    }
-
     /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
     fn touch(&self, port: usize) {
         self.ports[port].tx.touch();
@@ -302,7 +291,7 @@ impl Switch {
 
     fn drop_frame(&mut self, reason: DropReason, pkt: Packet) {
         self.drops.count(reason);
-        self.recycle(pkt.data);
+        crate::buffers::give(pkt.data);
     }
 
     /// Drop a frame before forwarding has chosen any egress for it.

@@ -293,6 +293,6 @@ mod histogram_tests {
             let (a, b) = (low.value_at_quantile(q), fine_low.value_at_quantile(q));
             assert!(a.abs_diff(b) < LATENCY_STEP_PS, "q {q}: {a} vs {b}");
         }
-        assert!(ours.len() == fine.len());
+        assert_eq!(ours.len(), fine.len());
     }
 }

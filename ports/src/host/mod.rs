@@ -203,11 +203,6 @@ impl Host {
         self.tx.set_catch_up(window);
     }
 
-    /// Give back a frame buffer for reuse ([`lossless_pipeline::buffers`]).
-    pub fn recycle(&mut self, b: Vec<u8>) {
-        buffers::give(b);
-    }
-
     fn drain_to(&mut self, now: Time) {
         if let Some(rx) = self.nic.rx_buffer {
             if now > self.occupancy_at {
@@ -327,12 +322,12 @@ impl Host {
         let id = pkt.meta.flow;
         let Ok(i) = self.receivers.binary_search_by_key(&id, |(i, ..)| *i) else {
             self.misdelivered += 1;
-            self.recycle(pkt.data);
+            buffers::give(pkt.data);
             return;
         };
         if id == 0 {
             self.misdelivered += 1;
-            self.recycle(pkt.data);
+            buffers::give(pkt.data);
             return;
         }
         let (_, rx, sink) = &mut self.receivers[i];
@@ -351,7 +346,7 @@ impl Host {
         if let Some((qp, r, sink)) = reply {
             self.queue_reply(parsed, qp, r, sink, now);
         }
-        self.recycle(pkt.data);
+        buffers::give(pkt.data);
     }
 
     /// Earliest time a frame could start, given the state now.
@@ -554,13 +549,13 @@ impl Node for Host {
                 self.progress_ranks(now);
             }
             Received::Ack(buf) => {
-                self.recycle(buf);
+                buffers::give(buf);
                 self.progress_ranks(now);
             }
-            Received::Pfc(buf) | Received::Cnp(buf) => self.recycle(buf),
+            Received::Pfc(buf) | Received::Cnp(buf) => buffers::give(buf),
             Received::Dropped(pkt) => {
                 self.dropped += 1;
-                self.recycle(pkt.data);
+                buffers::give(pkt.data);
             }
         }
     }

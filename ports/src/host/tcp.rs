@@ -97,6 +97,6 @@ impl Host {
             let new = read.saturating_sub(rx.delivered_bytes);
             rx.record_delivered(new, now);
         }
-        self.recycle(pkt.data);
+        buffers::give(pkt.data);
     }
 }
