@@ -117,7 +117,7 @@ fn bench_switch_32_ports(c: &mut Criterion) {
     g.bench_function("receive_poll_transmit_64B_32_ports", |bench| {
         bench.iter(|| {
             // The engine's way: a buffer the switch gave back, filled with the frame.
-            let mut data = buffers::take();
+            let mut data = buffers::take(64);
             data.extend_from_slice(&frames[port]);
             sw.receive(port, Packet::new(data, 64), t);
             let out = (port + N / 2) % N;

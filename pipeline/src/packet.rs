@@ -10,10 +10,11 @@ pub enum IpAt {
     /// No IP header was parsed.
     #[default]
     None,
-    /// IPv4 header at this byte offset.
-    V4(u16),
+    /// IPv4 header at this byte offset (at most 22: two VLAN tags; one byte keeps
+    /// [`Meta`] in 48 bytes, so a queued frame's slot in 88).
+    V4(u8),
     /// IPv6 header at this byte offset.
-    V6(u16),
+    V6(u8),
 }
 
 /// Per-packet metadata carried from ingress to egress.
@@ -48,6 +49,9 @@ pub struct Meta {
     /// Engine-owned send timestamp (first bit sent by the source), carried untouched.
     pub sent_at: Time,
 }
+
+// A queued frame is mostly its metadata: keep it in 48 bytes (see `switch::frames`).
+const _: () = assert!(std::mem::size_of::<Meta>() <= 48);
 
 /// A frame: the bytes held (headers, or the whole frame from a TAP) and the declared frame
 /// length `len`, which counts the 4-byte FCS. Bytes beyond `data` are payload that is

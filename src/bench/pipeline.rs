@@ -146,7 +146,7 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
     let mut sent: Vec<Vec<u8>> = Vec::with_capacity(n);
     while done < want {
         let (inp, data) = &frames[f];
-        let mut buf = buffers::take();
+        let mut buf = buffers::take(data.len());
         buf.extend_from_slice(data);
         // The engines' path: the node interface, every port due served.
         Node::receive(&mut sw, *inp, Packet::new(buf, s.frame), t);

@@ -109,7 +109,8 @@ impl Sim {
             self.stats.pfc_in_flight += 1;
         }
         self.in_flight += 1;
-        self.queue.push(
+        self.queue.push_lane(
+            peer.lane,
             at,
             Ev::Arrive {
                 node: peer.node,

@@ -5,10 +5,17 @@
 //! slab, so sifting moves 24 bytes however large an event is), and an indexed heap with at
 //! most one wake-up per node, moved in place when a node's deadline changes (no stale
 //! wake-ups pile up when a pause ends early).
+//!
+//! Events pushed onto a *lane* (a link's direction, whose frames arrive in the order they
+//! were sent) wait in that lane's FIFO, and only each lane's oldest is in the heap: on a
+//! long link with many frames in flight the heap holds one entry per busy link, not one
+//! per frame. The order of events is the same as with every event in the heap: a lane's
+//! events are sorted by (time, sequence), and an event that would break that goes into the
+//! heap on its own.
 
 use lossless_buffer_model::Time;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 #[derive(PartialEq, Eq)]
 struct Entry {
@@ -130,11 +137,18 @@ impl WakeHeap {
     }
 }
 
+/// An [`Entry`]'s `slot` with this bit set names a lane, whose oldest event it is.
+const LANE: u32 = 1 << 31;
+
 /// Pending events and wake-ups in time order.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry>,
     slots: Vec<Option<E>>,
     free: Vec<u32>,
+    /// Each lane's events, oldest first (the oldest also has an entry in `heap`).
+    lanes: Vec<VecDeque<(Time, u64, E)>>,
+    /// Events in lanes behind their lane's oldest (not in `heap`).
+    behind: usize,
     wakes: WakeHeap,
     seq: u64,
 }
@@ -146,6 +160,8 @@ impl<E> EventQueue<E> {
             heap: BinaryHeap::with_capacity(4096),
             slots: Vec::with_capacity(4096),
             free: Vec::new(),
+            lanes: Vec::new(),
+            behind: 0,
             wakes: WakeHeap {
                 heap: Vec::new(),
                 pos: Vec::new(),
@@ -173,6 +189,34 @@ impl<E> EventQueue<E> {
             seq: self.seq,
             slot,
         });
+    }
+
+    /// Schedule `event` at `time` on lane `lane` (`lane < LANE`): after every event pushed
+    /// onto that lane before it.
+    pub fn push_lane(&mut self, lane: u32, time: Time, event: E) {
+        let l = lane as usize;
+        if l >= self.lanes.len() {
+            self.lanes.resize_with(l + 1, VecDeque::new);
+        }
+        match self.lanes[l].back() {
+            None => {
+                self.seq += 1;
+                self.heap.push(Entry {
+                    time,
+                    seq: self.seq,
+                    slot: LANE | lane,
+                });
+                self.lanes[l].push_back((time, self.seq, event));
+            }
+            Some(&(last, _, _)) if time >= last => {
+                self.seq += 1;
+                self.lanes[l].push_back((time, self.seq, event));
+                self.behind += 1;
+            }
+            // Earlier than the lane's newest (a shorter frame right behind a longer one):
+            // on its own, so the lane stays sorted.
+            Some(_) => self.push(time, event),
+        }
     }
 
     /// Wake `node` at `time`, replacing any wake-up it had.
@@ -223,7 +267,24 @@ impl<E> EventQueue<E> {
             self.wakes.fired = Some(node);
             return Some((time, Next::Wake(node as usize)));
         }
-        let e = self.heap.pop().expect("peeked");
+        let mut head = self.heap.peek_mut().expect("peeked");
+        if head.slot & LANE != 0 {
+            let lane = &mut self.lanes[(head.slot & !LANE) as usize];
+            let (time, _, event) = lane.pop_front().expect("a lane in the heap has events");
+            match lane.front() {
+                // The lane's next event takes its place in the heap.
+                Some(&(t, seq, _)) => {
+                    head.time = t;
+                    head.seq = seq;
+                    self.behind -= 1;
+                }
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(head);
+                }
+            }
+            return Some((time, Next::Event(event)));
+        }
+        let e = std::collections::binary_heap::PeekMut::pop(head);
         self.free.push(e.slot);
         let event = self.slots[e.slot as usize]
             .take()
@@ -233,7 +294,7 @@ impl<E> EventQueue<E> {
 
     /// Number of pending events and wake-ups.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.wakes.heap.len() - self.wakes.fired.is_some() as usize
+        self.heap.len() + self.behind + self.wakes.heap.len() - self.wakes.fired.is_some() as usize
     }
 
     /// True when nothing is pending.
@@ -275,6 +336,54 @@ mod tests {
         q.cancel_wake(2);
         assert_eq!(q.wake_time(1), Some(Time(5)));
         assert_eq!(drain(&mut q), vec!["1:b", "3:w0", "5:a", "5:w1", "5:c"]);
+    }
+
+    /// Events on lanes (mostly in order per lane, now and then not) and in the heap come
+    /// out exactly as they would with all of them in the heap.
+    #[test]
+    fn lanes_keep_the_order_of_one_heap() {
+        let (mut q, mut all) = (EventQueue::new(), EventQueue::new());
+        let mut newest = [0u64; 5];
+        let mut x = 7u64;
+        for (n, round) in (0..3000u64).enumerate() {
+            let n = n as u32;
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lane = (x >> 33) as usize % 6;
+            // Mostly at or after the lane's newest (some ties); one in eight before it.
+            let t = if lane == 5 {
+                round * 2 + (x >> 50) % 40
+            } else if (x >> 40).is_multiple_of(8) {
+                newest[lane].saturating_sub(1 + (x >> 50) % 20)
+            } else {
+                newest[lane] + (x >> 45) % 3 * 5
+            };
+            if lane < 5 {
+                newest[lane] = newest[lane].max(t);
+                q.push_lane(lane as u32, Time(t), n);
+            } else {
+                q.push(Time(t), n);
+            }
+            all.push(Time(t), n);
+            if (x >> 20).is_multiple_of(3) {
+                let (a, b) = (q.pop(), all.pop());
+                match (a, b) {
+                    (Some((ta, Next::Event(ea))), Some((tb, Next::Event(eb)))) => {
+                        assert_eq!((ta, ea), (tb, eb))
+                    }
+                    _ => panic!("both hold events"),
+                }
+            }
+            assert_eq!(q.len(), all.len());
+        }
+        while let Some((tb, Next::Event(eb))) = all.pop() {
+            match q.pop() {
+                Some((ta, Next::Event(ea))) => assert_eq!((ta, ea), (tb, eb)),
+                _ => panic!("lanes lost an event"),
+            }
+        }
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::{Forwarder, PfcEvent, Switch};
 use crate::config::FlowControl;
 use crate::drop_reason::DropReason;
-use crate::packet::Packet;
+use crate::packet::{Meta, Packet};
 use crate::wire::{edit, vlan};
 use lossless_buffer_model::watchdog::{Observation, Transition, WatchdogAction};
 use lossless_buffer_model::wred::MarkAt;
@@ -75,7 +75,7 @@ impl Switch {
         let paused = self.ports[port].tx.pause.paused_mask(now);
         let ready: [Option<u32>; PRIORITIES] = core::array::from_fn(|q| {
             let head = self.frames.front(&self.ports[port].queues[q])?;
-            (self.ready_time(head) <= now && !self.queue_paused(port, q, paused))
+            (self.ready_time(head.meta) <= now && !self.queue_paused(port, q, paused))
                 .then_some(head.len)
         });
         let q = self.ports[port].sched.select(|q| ready[q])?;
@@ -106,7 +106,7 @@ impl Switch {
         let start = self.ports[port]
             .tx
             .earliest_start(now, self.queue_pfc[q])
-            .max(self.ready_time(&pkt))
+            .max(self.ready_time(&pkt.meta))
             .min(now);
         let p = &mut self.ports[port];
         let qc = &mut p.queue_counters[q];
@@ -125,7 +125,7 @@ impl Switch {
 
     /// Start `port`'s pending PFC frame at `now` (logged when logging).
     fn start_pfc(&mut self, port: usize, now: Time) -> Option<Packet> {
-        let buf = crate::buffers::take();
+        let buf = crate::buffers::take(crate::wire::pfc::PFC_FRAME_HELD);
         let (mut pkt, req) = self.ports[port].tx.start_pfc(now, buf)?;
         if let Some(log) = &mut self.pfc_log {
             log.push(PfcEvent::Sent {
@@ -142,8 +142,8 @@ impl Switch {
 
     /// Earliest time a queued frame may start leaving: its arrival plus the pipeline
     /// latency (kept as a rule, not per frame: a fabric holds hundreds of thousands).
-    pub(super) fn ready_time(&self, pkt: &Packet) -> Time {
-        pkt.meta.rx_time + self.cfg.pipeline_latency
+    pub(super) fn ready_time(&self, meta: &Meta) -> Time {
+        meta.rx_time + self.cfg.pipeline_latency
     }
 
     /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now
@@ -165,7 +165,7 @@ impl Switch {
             let Some(head) = self.frames.front(&p.queues[q]) else {
                 continue;
             };
-            let ready = self.ready_time(head);
+            let ready = self.ready_time(head.meta);
             let start =
                 p.tx.first_start(free, self.pausing_priorities(port, q), |t| {
                     Some(t.max(ready))

@@ -4,17 +4,30 @@
 //! deepest moment for the rest of the run (in a fabric, the sum of those is several times
 //! what is ever held together).
 
-use crate::packet::Packet;
+use crate::packet::{Meta, Packet};
 
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
+/// A frame's parts, laid out flat: 80 bytes, where a whole [`Packet`] and a link would
+/// take 88 (the packet's padding and the link's would not share a word). A free slot holds
+/// an empty buffer.
 #[derive(Debug, Default)]
 struct Slot {
-    /// None while free (taking it out writes one word, not a whole empty frame).
-    pkt: Option<Packet>,
+    data: Vec<u8>,
+    len: u32,
     /// Next frame of the same queue (or of the free list).
     next: u32,
+    meta: Meta,
+}
+
+/// A queued frame as the scheduler sees it: its length and metadata (its bytes stay put).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held<'a> {
+    /// Frame length in bytes including FCS.
+    pub len: u32,
+    /// Its pipeline metadata.
+    pub meta: &'a Meta,
 }
 
 /// One egress queue: its frames, oldest first, held in the switch's [`FrameStore`].
@@ -81,8 +94,10 @@ impl FrameStore {
             self.slots.reserve_exact(self.slots.len() / 4 + 16);
         }
         self.slots.push(Slot {
-            pkt: Some(pkt),
+            data: pkt.data,
+            len: pkt.len,
             next: NIL,
+            meta: pkt.meta,
         });
         (self.slots.len() - 1) as u32
     }
@@ -94,7 +109,9 @@ impl FrameStore {
             i => {
                 let slot = self.slot_mut(i);
                 let next = std::mem::replace(&mut slot.next, NIL);
-                slot.pkt = Some(pkt);
+                slot.data = pkt.data;
+                slot.len = pkt.len;
+                slot.meta = pkt.meta;
                 self.free = next;
                 i
             }
@@ -115,7 +132,11 @@ impl FrameStore {
         let i = q.head;
         let free = self.free;
         let slot = self.slot_mut(i);
-        let pkt = slot.pkt.take();
+        let pkt = Packet {
+            data: std::mem::take(&mut slot.data),
+            len: slot.len,
+            meta: slot.meta,
+        };
         q.head = slot.next;
         slot.next = free;
         self.free = i;
@@ -123,27 +144,36 @@ impl FrameStore {
             q.tail = NIL;
         }
         q.len -= 1;
-        pkt
+        Some(pkt)
+    }
+
+    /// The frame in slot `i`.
+    fn held(&self, i: u32) -> Held<'_> {
+        let slot = self.slot(i);
+        Held {
+            len: slot.len,
+            meta: &slot.meta,
+        }
     }
 
     /// The oldest frame of queue `q`.
-    pub(super) fn front(&self, q: &FrameQueue) -> Option<&Packet> {
+    pub(super) fn front(&self, q: &FrameQueue) -> Option<Held<'_>> {
         match q.head {
             NIL => None,
-            i => self.slot(i).pkt.as_ref(),
+            i => Some(self.held(i)),
         }
     }
 
     /// Queue `q`'s frames, oldest first.
-    pub(super) fn iter<'a>(&'a self, q: &FrameQueue) -> impl Iterator<Item = &'a Packet> + 'a {
+    pub(super) fn iter<'a>(&'a self, q: &FrameQueue) -> impl Iterator<Item = Held<'a>> + 'a {
         let mut i = q.head;
         std::iter::from_fn(move || {
             if i == NIL {
                 return None;
             }
-            let slot = self.slot(i);
-            i = slot.next;
-            slot.pkt.as_ref()
+            let held = self.held(i);
+            i = self.slot(i).next;
+            Some(held)
         })
     }
 }
@@ -192,5 +222,10 @@ mod tests {
             assert_eq!(listed, model[q].iter().copied().collect::<Vec<_>>());
         }
         assert_eq!(store.slots.len(), most);
+    }
+
+    #[test]
+    fn a_slot_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 80);
     }
 }

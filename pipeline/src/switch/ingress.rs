@@ -106,13 +106,14 @@ impl Switch {
     pub(super) fn classify(&self, port: usize, h: &Parsed, pkt: &mut Packet, now: Time) {
         let q = &self.cfg.qos;
         let pcp = h.outer_vlan().map(|v| v.pcp);
+        // Past at most two tags, the IP header starts within 22 bytes (fits the u8).
         let (dscp, ecn, ip) = match h.l3 {
             L3::V4 {
                 dscp, ecn, offset, ..
-            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V4(offset)),
+            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V4(offset as u8)),
             L3::V6 {
                 dscp, ecn, offset, ..
-            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset)),
+            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset as u8)),
             _ => (None, 0, IpAt::None),
         };
         let tc = q.classify(dscp, pcp);
@@ -161,7 +162,7 @@ impl Switch {
         let last = 63 - targets.leading_zeros() as usize;
         for o in 0..last {
             if targets & (1 << o) != 0 {
-                let mut data = crate::buffers::take();
+                let mut data = crate::buffers::take(pkt.data.len());
                 data.extend_from_slice(&pkt.data);
                 let copy = Packet {
                     data,

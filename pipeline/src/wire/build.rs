@@ -70,6 +70,13 @@ impl FrameSpec {
             return Err(BuildError::FieldRange);
         }
         out.clear();
+        // The bytes held: no ICRC, no FCS (exactly, so a new 56-byte buffer grows once).
+        let icrc = if self.bth.is_some() {
+            ICRC_LEN as u32
+        } else {
+            0
+        };
+        out.reserve_exact((self.overhead() - icrc - 4) as usize);
         let l2 = 14 + if self.vlan.is_some() { 4 } else { 0 };
         let ip_total = self.len - 4 - l2;
         let eth = Ethernet2Header {

@@ -123,7 +123,7 @@ pub fn is_mac_control(frame: &[u8]) -> bool {
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
 pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
     out.clear();
-    out.reserve(PFC_FRAME_HELD);
+    out.reserve_exact(PFC_FRAME_HELD);
     out.extend_from_slice(&PFC_DESTINATION);
     out.extend_from_slice(&source);
     out.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
@@ -139,7 +139,7 @@ pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8
 /// held): `quanta` for the whole link, 0 to resume.
 pub fn emit_pause(out: &mut Vec<u8>, source: [u8; 6], quanta: u16) {
     out.clear();
-    out.reserve(PFC_FRAME_HELD);
+    out.reserve_exact(PFC_FRAME_HELD);
     out.extend_from_slice(&PFC_DESTINATION);
     out.extend_from_slice(&source);
     out.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());

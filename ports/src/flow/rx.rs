@@ -80,12 +80,27 @@ impl Default for FlowRx {
 const LATENCY_STEP_PS: u64 = 512;
 
 /// An empty latency histogram: 3 significant digits, [`LATENCY_STEP_PS`] at the bottom,
-/// growing as larger values come.
+/// growing as larger values come (see [`record_latency`]).
 fn latency_histogram() -> Histogram<u32> {
     let mut h = Histogram::new_with_bounds(LATENCY_STEP_PS, 2 * LATENCY_STEP_PS, 3)
         .expect("valid bounds and significant digits");
     h.auto(true);
     h
+}
+
+/// Count one latency of `v` ps. When that grows the histogram, it is copied into an array of
+/// exactly its size: hdrhistogram grows through `Vec::resize`, which doubles the array's
+/// room when one bucket is added, and these arrays are most of a large fabric's memory. A
+/// copy is a memcpy, once per added bucket; the counts are untouched.
+fn record_latency(h: &mut Histogram<u32>, v: u64) {
+    let buckets = h.distinct_values();
+    if h.record(v).is_err() {
+        // Only a count overflowing u32 gets here: the bucket stays full.
+        h.saturating_record(v);
+    }
+    if h.distinct_values() != buckets {
+        *h = h.clone();
+    }
 }
 
 impl FlowRx {
@@ -212,11 +227,7 @@ impl FlowRx {
         self.latency_min = Some(self.latency_min.map_or(lat, |x| x.min(lat)));
         self.latency_max = Some(self.latency_max.map_or(lat, |x| x.max(lat)));
         // Saturates at the histogram's top instead of failing on absurd values.
-        // `record` grows the histogram (`saturating_record` would clamp to its current top).
-        let v = lat.as_ps().clamp(1, LATENCY_MAX_PS);
-        if self.latency.record(v).is_err() {
-            self.latency.saturating_record(v);
-        }
+        record_latency(&mut self.latency, lat.as_ps().clamp(1, LATENCY_MAX_PS));
     }
 
     /// Receive interval, first bit of the first frame to last bit of the last one (so N
@@ -272,6 +283,10 @@ mod histogram_tests {
         let mut fine: Histogram<u32> = Histogram::new(3).expect("valid");
         let (mut ours, mut low) = (latency_histogram(), latency_histogram());
         let mut fine_low: Histogram<u32> = Histogram::new(3).expect("valid");
+        // hdrhistogram growing by itself, from the same bottom: the same buckets.
+        let mut grown: Histogram<u32> =
+            Histogram::new_with_bounds(LATENCY_STEP_PS, 2 * LATENCY_STEP_PS, 3).expect("valid");
+        grown.auto(true);
         let mut x = 5u64;
         for _ in 0..50_000 {
             x = x
@@ -279,10 +294,11 @@ mod histogram_tests {
                 .wrapping_add(1442695040888963407);
             let v = (1 << 19) + (x >> 20) % 3_000_000_000; // 524 ns … 3 ms
             fine.record(v).expect("auto-resizing");
-            ours.record(v).expect("auto-resizing");
+            record_latency(&mut ours, v);
+            grown.record(v).expect("auto-resizing");
             let small = (x >> 40) % (1 << 19);
             fine_low.record(small).expect("auto-resizing");
-            low.record(small).expect("auto-resizing");
+            record_latency(&mut low, small);
         }
         for q in [0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
             assert_eq!(
@@ -290,9 +306,16 @@ mod histogram_tests {
                 fine.value_at_quantile(q),
                 "q {q}"
             );
+            assert_eq!(ours.value_at_quantile(q), grown.value_at_quantile(q));
             let (a, b) = (low.value_at_quantile(q), fine_low.value_at_quantile(q));
             assert!(a.abs_diff(b) < LATENCY_STEP_PS, "q {q}: {a} vs {b}");
         }
         assert_eq!(ours.len(), fine.len());
+        assert_eq!(
+            ours.distinct_values(),
+            grown.distinct_values(),
+            "as many buckets"
+        );
+        assert_eq!((ours.min(), ours.max()), (grown.min(), grown.max()));
     }
 }

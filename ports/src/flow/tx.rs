@@ -234,6 +234,11 @@ impl FlowTx {
         rate.wire_time(self.spec.headers.len as u64)
     }
 
+    /// Bytes of headers each of this flow's frames holds (the room its buffers need).
+    pub fn header_len(&self) -> usize {
+        self.template.len()
+    }
+
     /// Build the next frame into `buf` (reused) at `now`; `now` must be ≥ `ready_at`.
     pub fn take(&mut self, now: Time, mut buf: Vec<u8>) -> Packet {
         let len = self.next_len().expect("take() on a finished flow");
@@ -255,6 +260,7 @@ impl FlowTx {
         }
         let plan = self.rc.as_ref().and_then(Requester::next_packet);
         buf.clear();
+        buf.reserve_exact(self.template.len());
         buf.extend_from_slice(&self.template);
         if len != self.spec.headers.len {
             // A shorter last frame: fix the IPv4 and UDP length fields.

@@ -380,7 +380,7 @@ impl Host {
             return None;
         }
         if self.tx.has_pfc_pending() {
-            let buf = buffers::take();
+            let buf = buffers::take(lossless_pipeline::wire::pfc::PFC_FRAME_HELD);
             if let Some((pkt, _)) = self.tx.start_pfc(now, buf) {
                 return Some(pkt);
             }
@@ -415,7 +415,7 @@ impl Host {
                 continue;
             }
             let start = self.start_time(now, i);
-            let buf = buffers::take();
+            let buf = buffers::take(self.flows[i].header_len());
             let pkt = self.flows[i].take(start, buf);
             self.rr = (i + 1) % n;
             self.tx.start(start, pkt.len);

@@ -39,7 +39,7 @@ impl Host {
         now: Time,
     ) {
         let spec = self.reply_spec(peer_mac, ip, peer_ip, dscp, (OPCODE_CNP, qp, 0), CNP_LEN);
-        let mut buf = buffers::take();
+        let mut buf = buffers::take(buffers::SMALL);
         if spec.write(&mut buf).is_err() {
             return;
         }
@@ -102,7 +102,8 @@ impl Host {
             (OPCODE_ACKNOWLEDGE, qp, psn),
             ACK_LEN,
         );
-        let mut buf = buffers::take();
+        // The headers and the AETH (no ICRC, no FCS held).
+        let mut buf = buffers::take(ACK_LEN as usize - rocev2::ICRC_LEN - 4);
         if spec.write(&mut buf).is_err() {
             return;
         }

@@ -57,7 +57,7 @@ impl Host {
             } else {
                 (self.mac, tcp.reply_mac)
             };
-            let mut buf = buffers::take();
+            let mut buf = buffers::take(buffers::SMALL);
             crate::tcp::frame(&mut buf, (src, dst), h.vlan, h.dscp, &ip);
             let len = (buf.len() as u32 + 4).max(64);
             let mut pkt = Packet::new(buf, len);
