@@ -7,10 +7,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn tmp() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lossless-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::own_dir("pcap")
 }
 
 /// (enable, quanta) of every PFC frame in a capture, plus the number of frames.

@@ -29,9 +29,6 @@ pub struct Peer {
     pub propagation: Time,
     /// Link id (for up/down state).
     pub link: u32,
-    /// The link's direction from this port to the peer: frames sent on one lane arrive in
-    /// the order they were sent (2 × link, + 1 for the second direction).
-    pub lane: u32,
 }
 
 /// The cabling of a scenario: hosts first (link i is host i's), then switch-to-switch links.
@@ -65,26 +62,23 @@ impl Cabling {
                 port: 0,
                 propagation,
                 link,
-                lane: 2 * link,
             });
             c.host_peers.push(Peer {
                 node: NodeId::Switch(switch as u32),
                 port: port as u16,
                 propagation,
                 link,
-                lane: 2 * link + 1,
             });
             c.links += 1;
         }
         for l in &s.run.links {
             let link = c.links as u32;
-            for (dir, (from, to)) in [(l.a, l.b), (l.b, l.a)].into_iter().enumerate() {
+            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
                 c.switch_peers[from.switch][from.port] = Some(Peer {
                     node: NodeId::Switch(to.switch as u32),
                     port: to.port as u16,
                     propagation: l.propagation,
                     link,
-                    lane: 2 * link + dir as u32,
                 });
             }
             c.links += 1;

@@ -109,8 +109,7 @@ impl Sim {
             self.stats.pfc_in_flight += 1;
         }
         self.in_flight += 1;
-        self.queue.push_lane(
-            peer.lane,
+        self.queue.push(
             at,
             Ev::Arrive {
                 node: peer.node,

@@ -15,11 +15,35 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// This test process's own temp directory, `lossless-KIND-PID` in the system's. The first
+/// call for a KIND removes the directories of that kind left by test processes that have
+/// ended: a failed run's files stay for a look until the next run, and no more pile up.
+pub fn own_dir(kind: &str) -> PathBuf {
+    let prefix = format!("lossless-{kind}-");
+    let tmp = std::env::temp_dir();
+    static SWEPT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if !swept.contains(&prefix) {
+        swept.push(prefix.clone());
+        for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let pid = name
+                .strip_prefix(&prefix)
+                .and_then(|p| p.parse::<u32>().ok());
+            // Only a process that is gone: a live one (another test binary) keeps its own.
+            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = tmp.join(format!("{prefix}{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
 /// A path in this test process's own temp directory.
 pub fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lossless-test-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    own_dir("test").join(name)
 }
 
 /// Write a scenario to a temp file.
