@@ -62,10 +62,13 @@ impl Loss {
     }
 
     /// Is `pkt`, leaving `port` of `from` over `link`, lost on the wire? Counted if so.
+    #[inline]
     pub fn lose(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> bool {
-        if !self.any_rate && self.pending.is_empty() {
-            return false;
-        }
+        (self.any_rate || !self.pending.is_empty()) && self.draw(from, port, link, pkt)
+    }
+
+    /// [`Loss::lose`] on a network with error rates or pending `drop` events.
+    fn draw(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> bool {
         let (rate, a_end) = self.links[link as usize];
         let mut lost = false;
         if !self.pending.is_empty() && !is_mac_control(&pkt.data) {

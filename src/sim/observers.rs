@@ -36,6 +36,8 @@ struct Tap {
 pub struct Observers {
     /// Per switch, per port.
     captures: Vec<Vec<Option<Tap>>>,
+    /// Some port is captured (most runs capture none: every frame's look is one test).
+    capturing: bool,
     sampler: Option<(Sampler, PathBuf)>,
     /// The first write that failed.
     failed: Option<SimError>,
@@ -122,6 +124,7 @@ impl Observers {
             None => None,
         };
         Ok(Observers {
+            capturing: captures.iter().flatten().any(Option::is_some),
             captures,
             sampler,
             failed: None,
@@ -130,7 +133,15 @@ impl Observers {
     }
 
     /// Port `port` of switch `s` saw `pkt` at `t` (received, or started).
+    #[inline]
     pub fn frame(&mut self, s: usize, port: usize, t: Time, pkt: &Packet) {
+        if self.capturing {
+            self.capture(s, port, t, pkt);
+        }
+    }
+
+    /// Write `pkt` to the capture of port `port` of switch `s`, if it has one.
+    fn capture(&mut self, s: usize, port: usize, t: Time, pkt: &Packet) {
         if let Some(tap) = &mut self.captures[s][port] {
             if let Err(source) = tap.capture.record(t, pkt) {
                 self.failed.get_or_insert(SimError::Output {
