@@ -239,7 +239,8 @@ impl FlowTx {
         self.template.len()
     }
 
-    /// Build the next frame into `buf` (reused) at `now`; `now` must be ≥ `ready_at`.
+    /// Build the next frame into `buf` (reused; room for [`FlowTx::header_len`] bytes, as
+    /// `buffers::take` gives) at `now`; `now` must be ≥ `ready_at`.
     pub fn take(&mut self, now: Time, mut buf: Vec<u8>) -> Packet {
         let len = self.next_len().expect("take() on a finished flow");
         let rate = match self.spec.pattern {
@@ -260,7 +261,6 @@ impl FlowTx {
         }
         let plan = self.rc.as_ref().and_then(Requester::next_packet);
         buf.clear();
-        buf.reserve_exact(self.template.len());
         buf.extend_from_slice(&self.template);
         if len != self.spec.headers.len {
             // A shorter last frame: fix the IPv4 and UDP length fields.
