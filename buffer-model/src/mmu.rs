@@ -452,8 +452,6 @@ impl Mmu {
     ) -> Result<Admitted, Refusal> {
         let cells = len.div_ceil(self.cell);
         let (i, j) = (slot(in_port, pg), slot(out_port, queue));
-        // The limit this frame is tested against, latched if it turns XOFF on.
-        let limit_now = self.pg_limit_with_bytes(in_port, pg, cells);
         let (ir, is, ih, crosses) = match self.plan_ingress(i, cells) {
             Ok(plan) => plan,
             Err(r) => {
@@ -463,6 +461,13 @@ impl Mmu {
         };
         // An egress refusal is the queue's drop, not the PG's.
         let (er, es) = self.plan_egress(j, cells)?;
+        // The limit this frame was tested against, latched if it turns XOFF on (read before
+        // anything is committed).
+        let limit_now = if crosses {
+            self.pg_limit_with_bytes(in_port, pg, cells)
+        } else {
+            0
+        };
         // Commit ingress.
         let pg_state = &mut self.pgs[i];
         pg_state.reserved_used += ir;

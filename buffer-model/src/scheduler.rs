@@ -23,6 +23,10 @@ pub enum Discipline {
 #[derive(Clone, Debug)]
 pub struct Scheduler {
     disciplines: [Discipline; PRIORITIES],
+    /// The strict queues (bit = queue), read from the highest down.
+    strict: u8,
+    /// The DWRR queues (bit = queue).
+    dwrr: u8,
     deficit: [u32; PRIORITIES],
     cursor: usize,
     /// The cursor's queue has already received its quantum in this round.
@@ -32,8 +36,15 @@ pub struct Scheduler {
 impl Scheduler {
     /// A scheduler with one discipline per queue.
     pub fn new(disciplines: [Discipline; PRIORITIES]) -> Scheduler {
+        let mask = |strict: bool| {
+            (0..PRIORITIES)
+                .filter(|&q| (disciplines[q] == Discipline::Strict) == strict)
+                .fold(0u8, |m, q| m | 1 << q)
+        };
         Scheduler {
             disciplines,
+            strict: mask(true),
+            dwrr: mask(false),
             deficit: [0; PRIORITIES],
             cursor: 0,
             credited: false,
@@ -48,21 +59,25 @@ impl Scheduler {
     /// Pick the queue to start a frame from. `head_len(q)` gives the length of queue q's
     /// head frame if q may send now (non-empty and not paused), else None.
     pub fn select(&mut self, head_len: impl Fn(usize) -> Option<u32>) -> Option<usize> {
-        for q in (0..PRIORITIES).rev() {
-            if self.disciplines[q] == Discipline::Strict && head_len(q).is_some() {
+        let mut strict = self.strict;
+        while strict != 0 {
+            let q = 7 - strict.leading_zeros() as usize;
+            if head_len(q).is_some() {
                 return Some(q);
             }
+            strict &= !(1 << q);
         }
         let mut lens = [None; PRIORITIES];
         let mut eligible = 0;
         let mut only = 0;
-        for (q, slot) in lens.iter_mut().enumerate() {
-            if let Discipline::Dwrr(_) = self.disciplines[q] {
-                *slot = head_len(q);
-                if slot.is_some() {
-                    eligible += 1;
-                    only = q;
-                }
+        let mut dwrr = self.dwrr;
+        while dwrr != 0 {
+            let q = dwrr.trailing_zeros() as usize;
+            dwrr &= dwrr - 1;
+            lens[q] = head_len(q);
+            if lens[q].is_some() {
+                eligible += 1;
+                only = q;
             }
         }
         match eligible {

@@ -34,7 +34,8 @@ pub struct Meta {
     pub color: Color,
     /// Buffer cells held while queued.
     pub cells: u32,
-    /// 5-tuple hash (ECMP, flowlets); set by L3 forwarding, 0 on L2-switched frames.
+    /// 5-tuple hash (ECMP, flowlets); set by the first L3 switch a frame crosses and kept
+    /// by the next ones (0 until then: frames from hosts, TAPs and L2-only paths).
     pub flow_hash: u32,
     /// When the last bit was received by the switch.
     pub rx_time: Time,

@@ -464,3 +464,56 @@ fn asymmetric_pfc_honours_every_priority_but_sends_for_none_it_does_not_enable()
     assert_eq!(sw.ports()[2].tx.counters.tx_pfc_frames, 0);
     assert_eq!(sw.next_transmit(2), None);
 }
+
+/// `next_transmit` is a cached answer, worked out again only when something it reads changes
+/// (a queue's head, a pause, the wire); `poll_transmit` looks at the queues afresh. Over
+/// random arrivals on several queues, PFC frames and polls (a brute-force check against the
+/// uncached decision): a frame can start at `t` exactly when `next_transmit` said so by `t`,
+/// and at the end every queued frame drains (none is left behind in a queue the port no
+/// longer looks at).
+#[test]
+fn next_transmit_agrees_with_poll_transmit_over_random_arrivals_and_pauses() {
+    const OUT: usize = 3;
+    for seed in 1..=300u64 {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut r = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut sw = Switch::new(config(4, Rate::gbps(100)));
+        let mut now = Time::ZERO;
+        for step in 0..300 {
+            now += Time::from_ns(r(400));
+            match r(5) {
+                0..=1 => {
+                    let src = r(3) as usize;
+                    let dscp = [0, 3, 4, 8, 46][r(5) as usize];
+                    let len = [64, 512, 1518][r(3) as usize];
+                    sw.receive(src, frame(src, OUT, dscp, 0, len), now);
+                }
+                2 => {
+                    let enable = [1 << 3, 1 << 4, 1 << 3 | 1 << 4][r(3) as usize];
+                    let q = r(2000) as u16;
+                    sw.receive(OUT, pfc(enable, [q; 8]), now);
+                }
+                _ => {
+                    let promised = sw.next_transmit(OUT);
+                    let t = now + Time::from_ns(r(2000));
+                    let started = sw.poll_transmit(OUT, t).is_some();
+                    assert_eq!(
+                        started,
+                        promised.is_some_and(|p| p <= t),
+                        "seed {seed}, step {step}: next_transmit said {promised:?}, polled at {t}"
+                    );
+                    now = t;
+                }
+            }
+            // As an engine does after every event: the answer is now cached.
+            sw.next_transmit(OUT);
+        }
+        drain(&mut sw, OUT, now, 10_000);
+        assert_eq!(sw.queued_frames(), 0, "seed {seed}: frames left behind");
+    }
+}

@@ -73,17 +73,26 @@ impl Switch {
             }
         }
         let paused = self.ports[port].tx.pause.paused_mask(now);
-        let ready: [Option<u32>; PRIORITIES] = core::array::from_fn(|q| {
-            let head = self.frames.front(&self.ports[port].queues[q])?;
-            (self.ready_time(head.meta) <= now && !self.queue_paused(port, q, paused))
-                .then_some(head.len)
-        });
+        let mut ready = [None; PRIORITIES];
+        let mut held = self.ports[port].held;
+        while held != 0 {
+            let q = held.trailing_zeros() as usize;
+            held &= held - 1;
+            let head = self
+                .frames
+                .front(&self.ports[port].queues[q])
+                .expect("held");
+            if self.ready_time(head.meta) <= now && !self.queue_paused(port, q, paused) {
+                ready[q] = Some(head.len);
+            }
+        }
         let q = self.ports[port].sched.select(|q| ready[q])?;
         let mut pkt = self
             .frames
             .pop_front(&mut self.ports[port].queues[q])
             .expect("selected queue has a head");
         if self.ports[port].queues[q].is_empty() {
+            self.ports[port].held &= !(1 << q);
             self.ports[port].sched.queue_emptied(q);
         }
         self.release(&pkt);
@@ -161,10 +170,11 @@ impl Switch {
             return Some(free);
         }
         let mut best: Option<Time> = None;
-        for q in 0..PRIORITIES {
-            let Some(head) = self.frames.front(&p.queues[q]) else {
-                continue;
-            };
+        let mut held = p.held;
+        while held != 0 {
+            let q = held.trailing_zeros() as usize;
+            held &= held - 1;
+            let head = self.frames.front(&p.queues[q]).expect("held");
             let ready = self.ready_time(head.meta);
             let start =
                 p.tx.first_start(free, self.pausing_priorities(port, q), |t| {
@@ -225,6 +235,7 @@ impl Switch {
             }
             self.drop_queued(port, reason, pkt);
         }
+        self.ports[port].held &= !(1 << q);
         self.ports[port].sched.queue_emptied(q);
     }
 }

@@ -37,10 +37,10 @@ impl Switch {
         if len > self.cfg.ports[port].mtu {
             return self.drop_received(DropReason::Giant, pkt);
         }
-        let parsed = match parser::parse(&pkt.data, len) {
-            Ok(h) => h,
-            Err(r) => return self.drop_received(r, pkt),
-        };
+        let mut parsed = Parsed::default();
+        if let Err(r) = parser::parse_into(&pkt.data, len, &mut parsed) {
+            return self.drop_received(r, pkt);
+        }
         if let Some(mc) = parsed.mac_control {
             return self.receive_mac_control(port, mc, pkt, now);
         }
@@ -75,8 +75,12 @@ impl Switch {
                     ),
                     L3::None => return self.drop_received(DropReason::NotIp, pkt),
                 };
-                // The 5-tuple hash picks a group member; only routed frames need it.
-                pkt.meta.flow_hash = parsed.flow_hash();
+                // The 5-tuple hash picks a group member; only routed frames need it. No
+                // switch rewrites the 5-tuple, so a hash an earlier switch worked out (never
+                // 0 unless the hash itself is) is the one this frame hashes to.
+                if pkt.meta.flow_hash == 0 {
+                    pkt.meta.flow_hash = parsed.flow_hash();
+                }
                 let nh = match lpm.lookup(key) {
                     Some(RouteTarget::NextHop(nh)) => Some(nh),
                     Some(RouteTarget::Group(g)) => {
@@ -183,7 +187,6 @@ impl Switch {
             pkt.meta.queue as usize,
         );
         pkt.meta.out_port = out as u16;
-        self.touch(out);
         self.ledger.copies += 1;
         if !self.ports[out].tx.link_up {
             self.ledger.refused += 1;
@@ -228,8 +231,12 @@ impl Switch {
         let port = &mut self.ports[out];
         if port.queues[q].is_empty() {
             port.waiting_since[q] = pkt.meta.rx_time;
+            port.held |= 1 << q;
+            // The frame is the queue's new head: the port's next start may be sooner. Behind
+            // a head, it changes nothing `next_transmit` reads (heads, pauses, the wire).
+            self.touch(out);
         }
-        self.frames.push_back(&mut port.queues[q], pkt);
+        self.frames.push_back(&mut self.ports[out].queues[q], pkt);
     }
 
     /// Run WRED on `pkt` (queued or about to be) at queue depth `depth` bytes. Returns false

@@ -49,6 +49,9 @@ pub struct Port {
     /// frame and PFC counters.
     pub tx: Transmitter,
     queues: [FrameQueue; PRIORITIES],
+    /// The queues holding at least one frame (bit = queue): the only ones whose heads the
+    /// scheduler and `next_transmit` look at.
+    held: u8,
     sched: Scheduler,
     /// Per-queue counters.
     pub queue_counters: [QueueCounters; PRIORITIES],
@@ -131,6 +134,7 @@ impl Switch {
                 tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta)
                     .with_flow_control(cfg.qos.flow_control),
                 queues: [FrameQueue::default(); PRIORITIES],
+                held: 0,
                 sched: Scheduler::new(cfg.qos.scheduler),
                 queue_counters: Default::default(),
                 watchdog: Default::default(),

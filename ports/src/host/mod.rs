@@ -18,7 +18,7 @@ use crate::tcp::TcpStack;
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::buffers;
 use lossless_pipeline::config::FlowControl;
-use lossless_pipeline::parser::{parse, MacControl, Parsed, L3, L4};
+use lossless_pipeline::parser::{parse_into, MacControl, Parsed, L3, L4};
 use lossless_pipeline::wire::rocev2::{
     OPCODE_ACKNOWLEDGE, OPCODE_CNP, OPCODE_SEND_LAST, OPCODE_SEND_ONLY,
 };
@@ -39,13 +39,11 @@ pub use replies::RcSink;
 pub(super) const TCP_RING: u64 = 64 * 1024;
 
 /// What a received frame was.
-// Returned by `accept` and matched at once, never stored: the parsed headers travel
-// unboxed rather than costing an allocation per received frame.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Received {
-    /// A data frame for the host (counted against its flow), with its parsed headers.
-    Data(Packet, Parsed),
+    /// A data frame for the host (counted against its flow); `accept` left its parsed
+    /// headers where it was told to.
+    Data(Packet),
     /// An RC acknowledgement for one of this NIC's queue pairs (its requester moved on);
     /// its buffer is returned for reuse.
     Ack(Vec<u8>),
@@ -234,15 +232,16 @@ impl Host {
     /// handed to DCQCN, a data frame buffered (XOFF past `pfc_xoff`) or dropped. The
     /// cached next start is dropped only where the sending side changed (a pause, an
     /// acknowledged or rate-cut flow, a reply or CNP queued, an XOFF): a frame a sink only
-    /// counts leaves it as it was.
-    pub fn accept(&mut self, pkt: Packet, now: Time) -> Received {
+    /// counts leaves it as it was. The frame's headers are parsed into `parsed` (written
+    /// in place: the NIC parses every frame).
+    pub fn accept(&mut self, pkt: Packet, now: Time, parsed: &mut Parsed) -> Received {
         self.now = self.now.max(now);
         self.tx.counters.rx_packets += 1;
         self.tx.counters.rx_bytes += pkt.len as u64;
-        let parsed = match parse(&pkt.data, pkt.len) {
-            Ok(p) => p,
-            Err(_) => return Received::Dropped(pkt),
-        };
+        if parse_into(&pkt.data, pkt.len, parsed).is_err() {
+            return Received::Dropped(pkt);
+        }
+        let parsed = &*parsed;
         let pause_mode = self.nic.flow_control == FlowControl::Pause;
         match parsed.mac_control {
             Some(MacControl::Pfc { .. }) if pause_mode => Received::Dropped(pkt),
@@ -310,7 +309,7 @@ impl Host {
                         self.tx.send_xoff(self.nic.pfc_enable);
                     }
                 }
-                Received::Data(pkt, parsed)
+                Received::Data(pkt)
             }
         }
     }
@@ -538,13 +537,12 @@ impl Host {
 
 impl Node for Host {
     fn receive(&mut self, _port: usize, pkt: Packet, now: Time) {
-        match self.accept(pkt, now) {
-            Received::Data(pkt, parsed)
-                if self.tcp.is_some() && matches!(parsed.l4, L4::Tcp { .. }) =>
-            {
+        let mut parsed = Parsed::default();
+        match self.accept(pkt, now, &mut parsed) {
+            Received::Data(pkt) if self.tcp.is_some() && matches!(parsed.l4, L4::Tcp { .. }) => {
                 self.deliver_tcp(pkt, now);
             }
-            Received::Data(pkt, parsed) => {
+            Received::Data(pkt) => {
                 self.deliver(pkt, &parsed, now);
                 self.progress_ranks(now);
             }

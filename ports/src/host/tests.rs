@@ -3,6 +3,7 @@
 use super::*;
 use crate::dcqcn::DcqcnParams;
 use crate::flow::{FlowSpec, Limit, Pattern, Transport};
+use lossless_pipeline::parser::parse;
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{CNP_LEN, OPCODE_SEND_ONLY, ROCEV2_PORT};
 
@@ -66,11 +67,11 @@ fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
     let mut marked = flow(3);
     let pkt = marked.take(Time::ZERO, Vec::new());
     assert!(matches!(
-        receiver.accept(pkt, Time::from_us(1)),
+        receiver.accept(pkt, Time::from_us(1), &mut Parsed::default()),
         Received::Data(..)
     ));
     let again = marked.take(Time::from_us(2), Vec::new());
-    let _ = receiver.accept(again, Time::from_us(2));
+    let _ = receiver.accept(again, Time::from_us(2), &mut Parsed::default());
     assert_eq!(receiver.np.sent, 1, "one CNP per 50 µs");
     let cnp = receiver
         .poll_transmit(Time::from_us(2))
@@ -92,7 +93,7 @@ fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
     ));
     // At the sender: α = 1, so the rate halves.
     assert!(matches!(
-        sender.accept(cnp, Time::from_us(3)),
+        sender.accept(cnp, Time::from_us(3), &mut Parsed::default()),
         Received::Cnp(_)
     ));
     let rp = sender.flows[0].dcqcn.as_ref().unwrap();
