@@ -21,6 +21,7 @@ pub mod bound;
 pub mod build;
 pub mod cabling;
 pub mod deadlock;
+mod events;
 pub mod loss;
 mod network;
 pub mod observers;

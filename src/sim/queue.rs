@@ -1,33 +1,13 @@
 //! The event queue of the virtual-time engine, ordered by (time, sequence): events at the
 //! same picosecond run in the order they were scheduled, so a run is deterministic.
 //!
-//! Two structures share one sequence counter: a binary heap of one-shot events (kept in a
-//! slab, so sifting moves 24 bytes however large an event is), and an indexed heap with at
-//! most one wake-up per node, moved in place when a node's deadline changes (no stale
+//! Two structures share one sequence counter: the one-shot events ([`super::events`]: a
+//! heap while few are pending, per-instant FIFOs while many are), and an indexed heap with
+//! at most one wake-up per node, moved in place when a node's deadline changes (no stale
 //! wake-ups pile up when a pause ends early).
 
+use super::events::Events;
 use lossless_buffer_model::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
-#[derive(PartialEq, Eq)]
-struct Entry {
-    time: Time,
-    seq: u64,
-    slot: u32,
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap, we want the earliest first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
 
 /// What `pop` returns.
 pub enum Next<E> {
@@ -148,9 +128,7 @@ impl WakeHeap {
 
 /// Pending events and wake-ups in time order.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry>,
-    slots: Vec<Option<E>>,
-    free: Vec<u32>,
+    events: Events<E>,
     wakes: WakeHeap,
     seq: u64,
 }
@@ -159,9 +137,7 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(4096),
-            slots: Vec::with_capacity(4096),
-            free: Vec::new(),
+            events: Events::new(),
             wakes: WakeHeap {
                 heap: Vec::new(),
                 pos: Vec::new(),
@@ -174,21 +150,7 @@ impl<E> EventQueue<E> {
     /// Schedule `event` at `time`.
     pub fn push(&mut self, time: Time, event: E) {
         self.seq += 1;
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(event);
-                s
-            }
-            None => {
-                self.slots.push(Some(event));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            slot,
-        });
+        self.events.push(time, self.seq, event);
     }
 
     /// Wake `node` at `time`, replacing any wake-up it had.
@@ -226,7 +188,7 @@ impl<E> EventQueue<E> {
     /// The earliest event or wake-up.
     pub fn pop(&mut self) -> Option<(Time, Next<E>)> {
         self.settle();
-        let ev = self.heap.peek().map(|e| (e.time, e.seq));
+        let ev = self.events.peek();
         let wk = self.wakes.peek();
         let take_wake = match (ev, wk) {
             (None, None) => return None,
@@ -239,17 +201,13 @@ impl<E> EventQueue<E> {
             self.wakes.fired = Some(node);
             return Some((time, Next::Wake(node as usize)));
         }
-        let e = self.heap.pop().expect("peeked");
-        self.free.push(e.slot);
-        let event = self.slots[e.slot as usize]
-            .take()
-            .expect("a queued slot holds its event");
-        Some((e.time, Next::Event(event)))
+        let (time, slot) = self.events.pop().expect("peeked");
+        Some((time, Next::Event(self.events.take(slot))))
     }
 
     /// Number of pending events and wake-ups.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.wakes.heap.len() - self.wakes.fired.is_some() as usize
+        self.events.len() + self.wakes.heap.len() - self.wakes.fired.is_some() as usize
     }
 
     /// True when nothing is pending.

@@ -1,0 +1,331 @@
+//! The event queue's one-shot events (frame arrivals, scheduled events, samples), handed
+//! out in (time, sequence) order. The events live in a slab; what orders them depends on
+//! how many are pending:
+//!
+//! * few (a lab, a single switch): a binary heap of (time, sequence, slot);
+//! * many (a fabric): a FIFO per instant, linked through the slab, with a heap of the
+//!   distinct instants and a map from an instant to its FIFO. Events scheduled for one
+//!   instant are scheduled in sequence order, so a FIFO needs no sorting; and a fabric's
+//!   frames arrive in step (the K=8 fat tree holds ~2,900 events at ~40 instants), so the
+//!   heap is ~6 levels deep where one of events would be ~12, and most events are taken
+//!   from the head of the earliest FIFO without touching a heap.
+//!
+//! Per event, the heap costs less while it is shallow (one map look-up per push outweighs
+//! a few levels), so the store changes form past [`TO_INSTANTS`] events and back below
+//! [`TO_HEAP`] (far apart, so that it does not flip back and forth); the order handed out
+//! is the same either way.
+
+use lossless_buffer_model::Time;
+use std::cmp::{Ordering, Reverse};
+use std::collections::hash_map::Entry as MapEntry;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Pending events above which they are kept per instant.
+const TO_INSTANTS: usize = 256;
+/// Pending events below which they go back into one heap.
+const TO_HEAP: usize = 64;
+
+/// End of a FIFO.
+const NIL: u32 = u32::MAX;
+
+/// An event in the slab: the event (None once handed out), its sequence number, and the
+/// next event of the same instant (when kept per instant).
+struct Slot<E> {
+    event: Option<E>,
+    seq: u64,
+    next: u32,
+}
+
+/// A heap entry: an event's time, sequence number and slot.
+#[derive(PartialEq, Eq)]
+struct Queued {
+    time: Time,
+    seq: u64,
+    slot: u32,
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap, we want the earliest first.
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Hashes a time (in picoseconds) for the map of instants: one multiplication, folded so
+/// that every bit of the time reaches the bits the table indexes by.
+#[derive(Default)]
+struct TimeHasher(u64);
+
+impl Hasher for TimeHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b) ^ self.0.rotate_left(8));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let m = u128::from(x) * 0x9E37_79B9_7F4A_7C15;
+        self.0 = (m >> 64) as u64 ^ m as u64;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The events of one instant, oldest first: the first and last slot of its FIFO.
+#[derive(Clone, Copy)]
+struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+/// Events kept per instant.
+#[derive(Default)]
+struct Instants {
+    /// The earliest instant that holds events, and its FIFO (kept out of `others` and
+    /// `times`: most events join and leave only it, or join a later instant).
+    front: Option<(Time, Fifo)>,
+    /// The FIFO of every other instant that holds events.
+    others: HashMap<Time, Fifo, BuildHasherDefault<TimeHasher>>,
+    /// The times of `others`, earliest on top.
+    times: BinaryHeap<Reverse<Time>>,
+}
+
+/// What orders the pending events.
+enum Order {
+    /// Few events: one heap of them all.
+    Heap(BinaryHeap<Queued>),
+    /// Many: a FIFO per instant.
+    Instants(Instants),
+}
+
+/// Pending one-shot events in (time, sequence) order.
+pub(super) struct Events<E> {
+    slots: Vec<Slot<E>>,
+    free: Vec<u32>,
+    order: Order,
+    len: usize,
+}
+
+impl<E> Events<E> {
+    /// No events.
+    pub fn new() -> Self {
+        Events {
+            slots: Vec::with_capacity(4096),
+            free: Vec::new(),
+            order: Order::Heap(BinaryHeap::with_capacity(TO_INSTANTS + 1)),
+            len: 0,
+        }
+    }
+
+    /// Events pending.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Add `event` at `time` with sequence number `seq` (greater than every earlier one).
+    #[inline(always)]
+    pub fn push(&mut self, time: Time, seq: u64, event: E) {
+        let slot = Slot {
+            event: Some(event),
+            seq,
+            next: NIL,
+        };
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = slot;
+                s
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.len += 1;
+        match &mut self.order {
+            Order::Heap(h) => {
+                h.push(Queued { time, seq, slot: s });
+                if self.len > TO_INSTANTS {
+                    self.keep_per_instant();
+                }
+            }
+            Order::Instants(i) => i.push(time, s, &mut self.slots),
+        }
+    }
+
+    /// The earliest event's (time, sequence number).
+    #[inline]
+    pub fn peek(&self) -> Option<(Time, u64)> {
+        match &self.order {
+            Order::Heap(h) => h.peek().map(|e| (e.time, e.seq)),
+            Order::Instants(i) => i
+                .front
+                .map(|(t, fifo)| (t, self.slots[fifo.head as usize].seq)),
+        }
+    }
+
+    /// Unlink the earliest event: its time and slot (then [`Self::take`] it).
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<(Time, u32)> {
+        let popped = match &mut self.order {
+            Order::Heap(h) => h.pop().map(|e| (e.time, e.slot))?,
+            Order::Instants(i) => i.pop(&self.slots)?,
+        };
+        self.len -= 1;
+        if self.len < TO_HEAP && matches!(self.order, Order::Instants(_)) {
+            self.keep_in_one_heap();
+        }
+        Some(popped)
+    }
+
+    /// The event of a slot just popped; the slot is free again.
+    #[inline]
+    pub fn take(&mut self, s: u32) -> E {
+        self.free.push(s);
+        self.slots[s as usize]
+            .event
+            .take()
+            .expect("a popped slot holds its event")
+    }
+
+    /// From one heap to per-instant FIFOs: the events in order, each appended to its
+    /// instant's FIFO.
+    fn keep_per_instant(&mut self) {
+        let Order::Heap(h) = &mut self.order else {
+            return;
+        };
+        let mut i = Instants::default();
+        // Ascending by `Queued`'s (reversed) order: the latest first.
+        for e in std::mem::take(h).into_sorted_vec().into_iter().rev() {
+            self.slots[e.slot as usize].next = NIL;
+            i.push(e.time, e.slot, &mut self.slots);
+        }
+        self.order = Order::Instants(i);
+    }
+
+    /// From per-instant FIFOs back to one heap.
+    fn keep_in_one_heap(&mut self) {
+        let Order::Instants(i) = &mut self.order else {
+            return;
+        };
+        let mut h = BinaryHeap::with_capacity(TO_INSTANTS + 1);
+        let fifos = i.front.take().into_iter().chain(i.others.drain());
+        for (time, fifo) in fifos {
+            let mut s = fifo.head;
+            while s != NIL {
+                let seq = self.slots[s as usize].seq;
+                h.push(Queued { time, seq, slot: s });
+                s = self.slots[s as usize].next;
+            }
+        }
+        self.order = Order::Heap(h);
+    }
+}
+
+impl Instants {
+    /// Append slot `s` to instant `time`'s FIFO.
+    #[inline(always)]
+    fn push<E>(&mut self, time: Time, s: u32, slots: &mut [Slot<E>]) {
+        let alone = Fifo { head: s, tail: s };
+        match &mut self.front {
+            Some((t, fifo)) if *t == time => {
+                slots[fifo.tail as usize].next = s;
+                fifo.tail = s;
+            }
+            Some((t, fifo)) if *t > time => {
+                // A new earliest instant: the old front goes back among the others.
+                let (t, fifo) = (*t, *fifo);
+                self.others.insert(t, fifo);
+                self.times.push(Reverse(t));
+                self.front = Some((time, alone));
+            }
+            Some(_) => match self.others.entry(time) {
+                MapEntry::Occupied(mut e) => {
+                    let fifo = e.get_mut();
+                    slots[fifo.tail as usize].next = s;
+                    fifo.tail = s;
+                }
+                MapEntry::Vacant(e) => {
+                    e.insert(alone);
+                    self.times.push(Reverse(time));
+                }
+            },
+            None => self.front = Some((time, alone)),
+        }
+    }
+
+    /// Unlink the earliest event: its time and slot.
+    #[inline(always)]
+    fn pop<E>(&mut self, slots: &[Slot<E>]) -> Option<(Time, u32)> {
+        let (time, fifo) = self.front.as_mut()?;
+        let time = *time;
+        let s = fifo.head;
+        let next = slots[s as usize].next;
+        if next == NIL {
+            // The instant is done: the next earliest one comes to the front.
+            self.front = self.times.pop().map(|Reverse(t)| {
+                let fifo = self.others.remove(&t).expect("each time has its FIFO");
+                (t, fifo)
+            });
+        } else {
+            fifo.head = next;
+        }
+        Some((time, s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes at times that cluster (so that instants hold many events) and spread (so
+    /// that there are many instants), with the pending count going up past
+    /// [`TO_INSTANTS`] and down below [`TO_HEAP`] several times: every pop hands out the
+    /// smallest (time, sequence) pending, as a sorted list would.
+    #[test]
+    fn hands_out_time_then_sequence_order_in_both_forms() {
+        for seed in 1..20u64 {
+            let mut ev: Events<u64> = Events::new();
+            let mut want: Vec<(u64, u64)> = Vec::new();
+            let (mut seq, mut now, mut x) = (0u64, 0u64, seed);
+            let mut forms = (0, 0);
+            for step in 0..20_000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Fill for a while, then drain for a while.
+                let filling = (step / 1500) % 2 == 0;
+                if (x >> 62) != 0 && filling || (x >> 62) == 0 && !filling {
+                    seq += 1;
+                    let t = now
+                        + match (x >> 20) % 3 {
+                            0 => (x >> 30) % 4 * 1000,
+                            1 => (x >> 30) % 50,
+                            _ => (x >> 30) % 1_000_000,
+                        };
+                    ev.push(Time(t), seq, seq);
+                    want.push((t, seq));
+                } else {
+                    want.sort_unstable_by(|a, b| b.cmp(a));
+                    let w = want.pop();
+                    let got = ev.pop().map(|(t, s)| (t.as_ps(), ev.take(s)));
+                    assert_eq!(got, w, "seed {seed}, step {step}");
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                }
+                assert_eq!(ev.len(), want.len());
+                match ev.order {
+                    Order::Heap(_) => forms.0 += 1,
+                    Order::Instants(_) => forms.1 += 1,
+                }
+            }
+            assert!(forms.0 > 0 && forms.1 > 0, "both forms were used");
+        }
+    }
+}
