@@ -57,9 +57,12 @@ fn gen_senders_share_a_1g_port_losslessly_on_a_busy_machine() {
         return;
     };
     let mut lab = Lab::with_hosts("g", 3, "1G", "2us");
-    // Let the switch learn everyone (no flooding when the load starts).
+    // Let the switch learn everyone (no flooding when the load starts): one reply means
+    // it has seen both ends. Not every ping need come back: under the hog, CI once lost
+    // the first of three (its ARP request went unanswered for ping's 1 s wait, which ARP
+    // retries only after); what this test checks is the load that follows.
     for i in 1..3 {
-        assert_eq!(lab.ping(0, i, 3, "0.05"), 0.0);
+        assert!(lab.ping(0, i, 3, "0.05") < 100.0, "no reply from host {i}");
     }
     let gens: Vec<usize> = (1..3)
         .map(|i| {
