@@ -61,7 +61,7 @@ impl Scheduler {
     pub fn select(&mut self, head_len: impl Fn(usize) -> Option<u32>) -> Option<usize> {
         let mut strict = self.strict;
         while strict != 0 {
-            let q = 7 - strict.leading_zeros() as usize;
+            let q = (u8::BITS - 1 - strict.leading_zeros()) as usize;
             if head_len(q).is_some() {
                 return Some(q);
             }

@@ -202,6 +202,7 @@ impl<E> Events<E> {
         let mut i = Instants::default();
         // Ascending by `Queued`'s (reversed) order: the latest first.
         for e in std::mem::take(h).into_sorted_vec().into_iter().rev() {
+            // A slot may still hold its link from an earlier spell per instant.
             self.slots[e.slot as usize].next = NIL;
             i.push(e.time, e.slot, &mut self.slots);
         }
