@@ -59,30 +59,31 @@ impl Scheduler {
     /// Pick the queue to start a frame from. `head_len(q)` gives the length of queue q's
     /// head frame if q may send now (non-empty and not paused), else None.
     pub fn select(&mut self, head_len: impl Fn(usize) -> Option<u32>) -> Option<usize> {
-        let mut strict = self.strict;
-        while strict != 0 {
-            let q = (u8::BITS - 1 - strict.leading_zeros()) as usize;
-            if head_len(q).is_some() {
-                return Some(q);
-            }
-            strict &= !(1 << q);
-        }
-        let mut lens = [None; PRIORITIES];
-        let mut eligible = 0;
-        let mut only = 0;
-        let mut dwrr = self.dwrr;
-        while dwrr != 0 {
-            let q = dwrr.trailing_zeros() as usize;
-            dwrr &= dwrr - 1;
-            lens[q] = head_len(q);
-            if lens[q].is_some() {
-                eligible += 1;
-                only = q;
+        let mut lens = [0; PRIORITIES];
+        let mut ready = 0u8;
+        for (q, l) in lens.iter_mut().enumerate() {
+            if let Some(len) = head_len(q) {
+                *l = len;
+                ready |= 1 << q;
             }
         }
-        match eligible {
+        self.select_ready(ready, &lens)
+    }
+
+    /// [`Self::select`] given the queues that may send now as a mask (bit = queue) and
+    /// their head frames' lengths (`lens[q]`, read only for those queues).
+    pub fn select_ready(&mut self, ready: u8, lens: &[u32; PRIORITIES]) -> Option<usize> {
+        let strict = self.strict & ready;
+        if strict != 0 {
+            return Some((u8::BITS - 1 - strict.leading_zeros()) as usize);
+        }
+        let dwrr = self.dwrr & ready;
+        match dwrr.count_ones() {
             0 => return None,
-            1 => return Some(self.serve_alone(only, lens[only].expect("eligible"))),
+            1 => {
+                let q = dwrr.trailing_zeros() as usize;
+                return Some(self.serve_alone(q, lens[q]));
+            }
             _ => {}
         }
         // Each full round adds ≥ one quantum to every eligible queue, so this ends within
@@ -90,13 +91,13 @@ impl Scheduler {
         loop {
             let q = self.cursor;
             // Empty queues lost their credit in `queue_emptied`; paused ones keep it.
-            if let (Discipline::Dwrr(w), Some(len)) = (self.disciplines[q], lens[q]) {
+            if let (Discipline::Dwrr(w), true) = (self.disciplines[q], dwrr & (1 << q) != 0) {
                 if !self.credited {
                     self.deficit[q] = self.deficit[q].saturating_add(w.max(1) * QUANTUM_PER_WEIGHT);
                     self.credited = true;
                 }
-                if self.deficit[q] >= len {
-                    self.deficit[q] -= len;
+                if self.deficit[q] >= lens[q] {
+                    self.deficit[q] -= lens[q];
                     return Some(q);
                 }
             }

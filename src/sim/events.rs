@@ -11,9 +11,10 @@
 //!   from the head of the earliest FIFO without touching a heap.
 //!
 //! Per event, the heap costs less while it is shallow (one map look-up per push outweighs
-//! a few levels), so the store changes form past [`TO_INSTANTS`] events and back below
-//! [`TO_HEAP`] (far apart, so that it does not flip back and forth); the order handed out
-//! is the same either way.
+//! a few levels), so the owner changes the store's form past [`TO_INSTANTS`] events
+//! ([`Events::crowded`]) and back below [`TO_HEAP`] ([`Events::sparse`]), far apart so that
+//! it does not flip back and forth; entries may join or leave at the change. The order
+//! handed out is the same either way.
 
 use lossless_buffer_model::Time;
 use std::cmp::{Ordering, Reverse};
@@ -131,12 +132,22 @@ impl<E> Events<E> {
     /// Add `event` at `time` with sequence number `seq` (greater than every earlier one).
     #[inline(always)]
     pub fn push(&mut self, time: Time, seq: u64, event: E) {
+        let s = self.slot_for(seq, event);
+        self.len += 1;
+        match &mut self.order {
+            Order::Heap(h) => h.push(Queued { time, seq, slot: s }),
+            Order::Instants(i) => i.push(time, s, &mut self.slots),
+        }
+    }
+
+    /// Put `event` in a free slot.
+    fn slot_for(&mut self, seq: u64, event: E) -> u32 {
         let slot = Slot {
             event: Some(event),
             seq,
             next: NIL,
         };
-        let s = match self.free.pop() {
+        match self.free.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
                 s
@@ -145,17 +156,25 @@ impl<E> Events<E> {
                 self.slots.push(slot);
                 (self.slots.len() - 1) as u32
             }
-        };
-        self.len += 1;
-        match &mut self.order {
-            Order::Heap(h) => {
-                h.push(Queued { time, seq, slot: s });
-                if self.len > TO_INSTANTS {
-                    self.keep_per_instant();
-                }
-            }
-            Order::Instants(i) => i.push(time, s, &mut self.slots),
         }
+    }
+
+    /// True while the events are kept per instant.
+    #[inline]
+    pub fn per_instant(&self) -> bool {
+        matches!(self.order, Order::Instants(_))
+    }
+
+    /// So many events are pending in one heap that they should be kept per instant.
+    #[inline]
+    pub fn crowded(&self) -> bool {
+        self.len > TO_INSTANTS && !self.per_instant()
+    }
+
+    /// So few events are pending per instant that they should go back into one heap.
+    #[inline]
+    pub fn sparse(&self) -> bool {
+        self.len < TO_HEAP && self.per_instant()
     }
 
     /// The earliest event's (time, sequence number).
@@ -177,31 +196,35 @@ impl<E> Events<E> {
             Order::Instants(i) => i.pop(&self.slots)?,
         };
         self.len -= 1;
-        if self.len < TO_HEAP && matches!(self.order, Order::Instants(_)) {
-            self.keep_in_one_heap();
-        }
         Some(popped)
     }
 
-    /// The event of a slot just popped; the slot is free again.
+    /// The sequence number and event of a slot just popped; the slot is free again.
     #[inline]
-    pub fn take(&mut self, s: u32) -> E {
+    pub fn take(&mut self, s: u32) -> (u64, E) {
         self.free.push(s);
-        self.slots[s as usize]
-            .event
-            .take()
-            .expect("a popped slot holds its event")
+        let slot = &mut self.slots[s as usize];
+        let event = slot.event.take().expect("a popped slot holds its event");
+        (slot.seq, event)
     }
 
-    /// From one heap to per-instant FIFOs: the events in order, each appended to its
-    /// instant's FIFO.
-    fn keep_per_instant(&mut self) {
+    /// From one heap to per-instant FIFOs: the events in order, with `extra` ones (each
+    /// with its time and sequence number) joining them, each appended to its instant's
+    /// FIFO.
+    pub fn keep_per_instant(&mut self, extra: Vec<(Time, u64, E)>) {
         let Order::Heap(h) = &mut self.order else {
             return;
         };
+        let mut all = std::mem::take(h).into_vec();
+        for (time, seq, event) in extra {
+            let slot = self.slot_for(seq, event);
+            self.len += 1;
+            all.push(Queued { time, seq, slot });
+        }
+        // `Queued` orders in reverse: the latest first.
+        all.sort_unstable();
         let mut i = Instants::default();
-        // Ascending by `Queued`'s (reversed) order: the latest first.
-        for e in std::mem::take(h).into_sorted_vec().into_iter().rev() {
+        for e in all.into_iter().rev() {
             // A slot may still hold its link from an earlier spell per instant.
             self.slots[e.slot as usize].next = NIL;
             i.push(e.time, e.slot, &mut self.slots);
@@ -209,8 +232,9 @@ impl<E> Events<E> {
         self.order = Order::Instants(i);
     }
 
-    /// From per-instant FIFOs back to one heap.
-    fn keep_in_one_heap(&mut self) {
+    /// From per-instant FIFOs back to one heap; each event passes through `keep`, which
+    /// hands it back to stay or takes it out of the store.
+    pub fn keep_in_one_heap(&mut self, mut keep: impl FnMut(Time, u64, E) -> Option<E>) {
         let Order::Instants(i) = &mut self.order else {
             return;
         };
@@ -219,9 +243,20 @@ impl<E> Events<E> {
         for (time, fifo) in fifos {
             let mut s = fifo.head;
             while s != NIL {
-                let seq = self.slots[s as usize].seq;
-                h.push(Queued { time, seq, slot: s });
-                s = self.slots[s as usize].next;
+                let slot = &mut self.slots[s as usize];
+                let (seq, next) = (slot.seq, slot.next);
+                let event = slot.event.take().expect("a queued slot holds its event");
+                match keep(time, seq, event) {
+                    Some(event) => {
+                        self.slots[s as usize].event = Some(event);
+                        h.push(Queued { time, seq, slot: s });
+                    }
+                    None => {
+                        self.free.push(s);
+                        self.len -= 1;
+                    }
+                }
+                s = next;
             }
         }
         self.order = Order::Heap(h);
@@ -310,11 +345,17 @@ mod tests {
                             _ => (x >> 30) % 1_000_000,
                         };
                     ev.push(Time(t), seq, seq);
+                    if ev.crowded() {
+                        ev.keep_per_instant(Vec::new());
+                    }
                     want.push((t, seq));
                 } else {
                     want.sort_unstable_by(|a, b| b.cmp(a));
                     let w = want.pop();
-                    let got = ev.pop().map(|(t, s)| (t.as_ps(), ev.take(s)));
+                    let got = ev.pop().map(|(t, s)| (t.as_ps(), ev.take(s).1));
+                    if ev.sparse() {
+                        ev.keep_in_one_heap(|_, _, e| Some(e));
+                    }
                     assert_eq!(got, w, "seed {seed}, step {step}");
                     if let Some((t, _)) = got {
                         now = t;

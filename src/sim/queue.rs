@@ -1,10 +1,12 @@
 //! The event queue of the virtual-time engine, ordered by (time, sequence): events at the
 //! same picosecond run in the order they were scheduled, so a run is deterministic.
 //!
-//! Two structures share one sequence counter: the one-shot events ([`super::events`]: a
-//! heap while few are pending, per-instant FIFOs while many are), and an indexed heap with
-//! at most one wake-up per node, moved in place when a node's deadline changes (no stale
-//! wake-ups pile up when a pause ends early).
+//! One sequence counter orders the one-shot events ([`super::events`]: a heap while few are
+//! pending, per-instant FIFOs while many are) and the nodes' wake-ups, at most one per
+//! node. While the events are in one heap, the wake-ups are in an indexed heap of their
+//! own, moved in place when a node's deadline changes (a single switch's NICs move theirs
+//! at every PFC frame); while the events are kept per instant, the wake-ups are entries
+//! among them (see [`EventQueue`]).
 
 use super::events::Events;
 use lossless_buffer_model::Time;
@@ -126,10 +128,31 @@ impl WakeHeap {
     }
 }
 
+/// An entry of the one-shot store: an event, or (while the store is kept per instant) a
+/// node's wake-up.
+enum Item<E> {
+    Event(E),
+    Wake(u32),
+}
+
 /// Pending events and wake-ups in time order.
+///
+/// Where the wake-ups are kept follows the events' form. While the events are few and in
+/// one heap, the wake-ups are in [`WakeHeap`], each moved in place (one sift). While many
+/// events are kept per instant, each wake-up is an entry among them: in a fabric wake-ups
+/// fall on the instants the arrivals do, where an entry costs a FIFO append instead of a
+/// sift through a heap of every node. Moving or cancelling such a wake-up leaves its old
+/// entry behind, skipped when it comes up (its (time, sequence) no longer the node's). The
+/// store changes form with the wake-ups in it, keeping their sequence numbers, so the
+/// order handed out is the same either way.
 pub struct EventQueue<E> {
-    events: Events<E>,
+    events: Events<Item<E>>,
+    /// The wake-ups while the events are in one heap.
     wakes: WakeHeap,
+    /// Each node's pending wake-up while they are among the events.
+    due: Vec<Option<(Time, u64)>>,
+    /// Wake-up entries among the events that were left behind and not yet skipped.
+    stale: usize,
     seq: u64,
 }
 
@@ -143,54 +166,122 @@ impl<E> EventQueue<E> {
                 pos: Vec::new(),
                 fired: None,
             },
+            due: Vec::new(),
+            stale: 0,
             seq: 0,
         }
     }
 
     /// Schedule `event` at `time`.
+    #[inline]
     pub fn push(&mut self, time: Time, event: E) {
         self.seq += 1;
-        self.events.push(time, self.seq, event);
+        self.events.push(time, self.seq, Item::Event(event));
+        if self.events.crowded() {
+            self.wakes_among_events();
+        }
     }
 
     /// Wake `node` at `time`, replacing any wake-up it had.
+    #[inline]
     pub fn set_wake(&mut self, node: usize, time: Time) {
         self.seq += 1;
-        if self.wakes.fired == Some(node as u32) {
-            self.wakes.fired = None;
+        if self.events.per_instant() {
+            if node >= self.due.len() {
+                self.due.resize(node + 1, None);
+            }
+            if self.due[node].replace((time, self.seq)).is_some() {
+                self.stale += 1;
+            }
+            self.events.push(time, self.seq, Item::Wake(node as u32));
+        } else {
+            if self.wakes.fired == Some(node as u32) {
+                self.wakes.fired = None;
+            }
+            self.wakes.set(node, time, self.seq);
         }
-        self.wakes.set(node, time, self.seq);
     }
 
     /// Forget `node`'s wake-up.
     pub fn cancel_wake(&mut self, node: usize) {
-        if self.wakes.fired == Some(node as u32) {
-            self.wakes.fired = None;
+        if self.events.per_instant() {
+            if self.due.get_mut(node).and_then(Option::take).is_some() {
+                self.stale += 1;
+            }
+        } else {
+            if self.wakes.fired == Some(node as u32) {
+                self.wakes.fired = None;
+            }
+            self.wakes.remove(node);
         }
-        self.wakes.remove(node);
     }
 
     /// When `node` is due to wake, if it is (a wake-up just handed out by `pop` is gone).
+    #[inline]
     pub fn wake_time(&self, node: usize) -> Option<Time> {
-        if self.wakes.fired == Some(node as u32) {
-            return None;
+        if self.events.per_instant() {
+            self.due.get(node).copied().flatten().map(|d| d.0)
+        } else if self.wakes.fired == Some(node as u32) {
+            None
+        } else {
+            self.wakes.when(node)
         }
-        self.wakes.when(node)
     }
 
-    /// Drop the wake-up `pop` handed out if nobody moved it since.
+    /// Drop the wake-up `pop` handed out from the heap if nobody moved it since.
     fn settle(&mut self) {
         if let Some(n) = self.wakes.fired.take() {
             self.wakes.remove(n as usize);
         }
     }
 
-    /// The earliest event or wake-up.
-    pub fn pop(&mut self) -> Option<(Time, Next<E>)> {
+    /// The events are now many: the heap's wake-ups join them.
+    #[cold]
+    #[inline(never)]
+    fn wakes_among_events(&mut self) {
         self.settle();
-        let ev = self.events.peek();
-        let wk = self.wakes.peek();
-        let take_wake = match (ev, wk) {
+        let heap = std::mem::take(&mut self.wakes.heap);
+        for &(_, _, node) in &heap {
+            self.wakes.pos[node as usize] = ABSENT;
+        }
+        if self.due.len() < self.wakes.pos.len() {
+            self.due.resize(self.wakes.pos.len(), None);
+        }
+        let mut entries = Vec::with_capacity(heap.len());
+        for (time, seq, node) in heap {
+            self.due[node as usize] = Some((time, seq));
+            entries.push((time, seq, Item::Wake(node)));
+        }
+        self.events.keep_per_instant(entries);
+    }
+
+    /// The events are now few: the wake-ups go back into their heap, the entries left
+    /// behind are dropped.
+    #[cold]
+    #[inline(never)]
+    fn wakes_into_heap(&mut self) {
+        let (due, wakes) = (&mut self.due, &mut self.wakes);
+        self.events.keep_in_one_heap(|time, seq, item| match item {
+            Item::Event(e) => Some(Item::Event(e)),
+            Item::Wake(n) => {
+                if due[n as usize] == Some((time, seq)) {
+                    due[n as usize] = None;
+                    wakes.set(n as usize, time, seq);
+                }
+                None
+            }
+        });
+        self.stale = 0;
+    }
+
+    /// The earliest event or wake-up.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, Next<E>)> {
+        if self.events.per_instant() {
+            return self.pop_among_events();
+        }
+        self.settle();
+        let take_wake = match (self.events.peek(), self.wakes.peek()) {
             (None, None) => return None,
             (Some(_), None) => false,
             (None, Some(_)) => true,
@@ -202,12 +293,38 @@ impl<E> EventQueue<E> {
             return Some((time, Next::Wake(node as usize)));
         }
         let (time, slot) = self.events.pop().expect("peeked");
-        Some((time, Next::Event(self.events.take(slot))))
+        match self.events.take(slot).1 {
+            Item::Event(e) => Some((time, Next::Event(e))),
+            Item::Wake(_) => unreachable!("while events are in one heap, wake-ups are not"),
+        }
+    }
+
+    /// `pop` while the wake-ups are among the events.
+    #[inline]
+    fn pop_among_events(&mut self) -> Option<(Time, Next<E>)> {
+        let popped = loop {
+            let (time, slot) = self.events.pop()?;
+            match self.events.take(slot) {
+                (_, Item::Event(e)) => break (time, Next::Event(e)),
+                (seq, Item::Wake(n)) => {
+                    let d = &mut self.due[n as usize];
+                    if *d == Some((time, seq)) {
+                        *d = None;
+                        break (time, Next::Wake(n as usize));
+                    }
+                    self.stale -= 1;
+                }
+            }
+        };
+        if self.events.sparse() {
+            self.wakes_into_heap();
+        }
+        Some(popped)
     }
 
     /// Number of pending events and wake-ups.
     pub fn len(&self) -> usize {
-        self.events.len() + self.wakes.heap.len() - self.wakes.fired.is_some() as usize
+        self.events.len() + self.wakes.heap.len() - self.wakes.fired.is_some() as usize - self.stale
     }
 
     /// True when nothing is pending.
@@ -252,8 +369,9 @@ mod tests {
     }
 
     /// Driven as the engine drives it (events at or after the instant being handled,
-    /// wake-ups set, moved and cancelled), the queue hands out exactly what a brute-force
-    /// model does: the smallest (time, sequence) of all events and wake-ups.
+    /// wake-ups set, moved and cancelled), in both forms and across the changes between
+    /// them, the queue hands out exactly what a brute-force model does: the smallest
+    /// (time, sequence) of all events and wake-ups.
     #[test]
     fn pops_follow_a_brute_force_model() {
         for seed in 1..40u64 {
@@ -267,8 +385,13 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 x >> 24
             };
-            for id in 0..4000u32 {
+            let mut forms = (0, 0);
+            for id in 0..9000u32 {
                 let r = next();
+                // Fill for a while (events pile up past the point where they are kept
+                // per instant, with the wake-ups among them), then drain (back to one
+                // heap).
+                let draining = (id / 1500) % 2 == 1;
                 // Delays from 0 to far ahead, so that keys differ in low and in high bits.
                 let delay = match r % 4 {
                     0 => 0,
@@ -276,7 +399,11 @@ mod tests {
                     2 => r % 5000,
                     _ => r % (1 << 40),
                 };
-                match (r >> 8) % 8 {
+                let action = match (r >> 8) % 8 {
+                    0..=3 if draining => 7,
+                    a => a,
+                };
+                match action {
                     0..=3 => {
                         seq += 1;
                         q.push(Time(now + delay), id);
@@ -324,7 +451,15 @@ mod tests {
                         assert_eq!(q.len(), events.len() + wakes.iter().flatten().count());
                     }
                 }
+                match q.events.per_instant() {
+                    false => forms.0 += 1,
+                    true => forms.1 += 1,
+                }
             }
+            assert!(
+                forms.0 > 0 && forms.1 > 0,
+                "both forms were used: {forms:?}"
+            );
         }
     }
 

@@ -73,7 +73,7 @@ impl Switch {
             }
         }
         let paused = self.ports[port].tx.pause.paused_mask(now);
-        let mut ready = [None; PRIORITIES];
+        let (mut ready, mut lens) = (0u8, [0u32; PRIORITIES]);
         let mut held = self.ports[port].held;
         while held != 0 {
             let q = held.trailing_zeros() as usize;
@@ -83,10 +83,11 @@ impl Switch {
                 .front(&self.ports[port].queues[q])
                 .expect("held");
             if self.ready_time(head.meta) <= now && !self.queue_paused(port, q, paused) {
-                ready[q] = Some(head.len);
+                ready |= 1 << q;
+                lens[q] = head.len;
             }
         }
-        let q = self.ports[port].sched.select(|q| ready[q])?;
+        let q = self.ports[port].sched.select_ready(ready, &lens)?;
         let mut pkt = self
             .frames
             .pop_front(&mut self.ports[port].queues[q])
