@@ -135,6 +135,9 @@ enum Item<E> {
     Wake(u32),
 }
 
+/// Wake-up entries left behind among the events from which they may be swept out.
+const STALE_SWEEP_FROM: usize = 1024;
+
 /// Pending events and wake-ups in time order.
 ///
 /// Where the wake-ups are kept follows the events' form. While the events are few and in
@@ -191,7 +194,7 @@ impl<E> EventQueue<E> {
                 self.due.resize(node + 1, None);
             }
             if self.due[node].replace((time, self.seq)).is_some() {
-                self.stale += 1;
+                self.left_behind();
             }
             self.events.push(time, self.seq, Item::Wake(node as u32));
         } else {
@@ -206,7 +209,7 @@ impl<E> EventQueue<E> {
     pub fn cancel_wake(&mut self, node: usize) {
         if self.events.per_instant() {
             if self.due.get_mut(node).and_then(Option::take).is_some() {
-                self.stale += 1;
+                self.left_behind();
             }
         } else {
             if self.wakes.fired == Some(node as u32) {
@@ -233,6 +236,31 @@ impl<E> EventQueue<E> {
         if let Some(n) = self.wakes.fired.take() {
             self.wakes.remove(n as usize);
         }
+    }
+
+    /// A wake-up entry among the events was left behind. Entries left behind stay until
+    /// their time comes, and a node that keeps moving a far wake-up (a timer) leaves one
+    /// per move: when they outnumber the live entries, they are dropped in one pass
+    /// (amortized, each costs a few steps of a sort).
+    #[inline]
+    fn left_behind(&mut self) {
+        self.stale += 1;
+        if self.stale >= STALE_SWEEP_FROM && 2 * self.stale > self.events.len() {
+            self.sweep();
+        }
+    }
+
+    /// Drop the wake-up entries left behind.
+    #[cold]
+    #[inline(never)]
+    fn sweep(&mut self) {
+        let due = &self.due;
+        self.events.keep_in_one_heap(|time, seq, item| match item {
+            Item::Wake(n) if due[n as usize] != Some((time, seq)) => None,
+            item => Some(item),
+        });
+        self.events.keep_per_instant(Vec::new());
+        self.stale = 0;
     }
 
     /// The events are now many: the heap's wake-ups join them.
@@ -461,6 +489,48 @@ mod tests {
                 "both forms were used: {forms:?}"
             );
         }
+    }
+
+    /// A node that keeps moving its wake-up while the events are kept per instant leaves
+    /// an entry per move; they are swept out before they outnumber the live ones, and the
+    /// wake-ups that count are still handed out, in order, before the later events.
+    #[test]
+    fn wake_entries_left_behind_are_swept() {
+        let mut q: EventQueue<u32> = EventQueue::new();
+        for i in 0..300u32 {
+            q.push(Time(1_000_000 + u64::from(i)), i);
+        }
+        assert!(q.events.per_instant());
+        let mut want: Vec<Option<(Time, usize)>> = vec![None; 4];
+        let mut x = 99u64;
+        for step in 0..20_000usize {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = (x >> 33) as usize % 4;
+            let t = Time(500_000 + (x >> 20) % 400_000);
+            q.set_wake(n, t);
+            want[n] = Some((t, step));
+            assert!(q.events.len() <= 2 * (300 + 4) + 2 * STALE_SWEEP_FROM);
+        }
+        assert_eq!(q.len(), 304);
+        let mut wakes: Vec<(Time, usize, usize)> = (0..4)
+            .filter_map(|n| want[n].map(|(t, step)| (t, step, n)))
+            .collect();
+        wakes.sort();
+        let mut expected: Vec<String> = wakes
+            .iter()
+            .map(|(t, _, n)| format!("{}:w{n}", t.as_ps()))
+            .collect();
+        expected.extend((0..300u64).map(|i| format!("{}:e{i}", 1_000_000 + i)));
+        let got: Vec<String> = std::iter::from_fn(|| {
+            q.pop().map(|(t, n)| match n {
+                Next::Event(i) => format!("{}:e{i}", t.as_ps()),
+                Next::Wake(n) => format!("{}:w{n}", t.as_ps()),
+            })
+        })
+        .collect();
+        assert_eq!(got, expected);
     }
 
     #[test]
