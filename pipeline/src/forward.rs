@@ -190,11 +190,30 @@ impl Fdb {
 }
 
 /// Longest-prefix-match table over 128-bit keys (IPv4 mapped into ::ffff:0:0/96), one exact
-/// map per prefix length present, searched longest first.
+/// table per prefix length present, searched longest first.
 #[derive(Clone, Debug, Default)]
 pub struct Lpm {
-    /// (prefix length, prefix → target), longest first.
-    tables: Vec<(u8, IntMap<u128, RouteTarget>)>,
+    /// (prefix length, its routes), longest first.
+    tables: Vec<(u8, Prefixes)>,
+}
+
+/// The routes of one prefix length. A length with a single route (a default route, most
+/// often) is one compare, not a hash probe.
+#[derive(Clone, Debug)]
+enum Prefixes {
+    /// The only prefix of this length, already masked.
+    One(u128, RouteTarget),
+    /// Masked prefix → target.
+    Many(IntMap<u128, RouteTarget>),
+}
+
+impl Prefixes {
+    fn get(&self, masked: u128) -> Option<RouteTarget> {
+        match self {
+            Prefixes::One(p, t) => (*p == masked).then_some(*t),
+            Prefixes::Many(m) => m.get(&masked).copied(),
+        }
+    }
 }
 
 fn mask(len: u8) -> u128 {
@@ -206,20 +225,30 @@ fn mask(len: u8) -> u128 {
 }
 
 impl Lpm {
-    /// Build from routes.
+    /// Build from routes (a later route for the same prefix replaces an earlier one).
     pub fn new(routes: &[Route]) -> Lpm {
-        let mut tables: Vec<(u8, IntMap<u128, RouteTarget>)> = Vec::new();
+        let mut maps: Vec<(u8, IntMap<u128, RouteTarget>)> = Vec::new();
         for r in routes {
-            let pos = match tables.iter().position(|(l, _)| *l == r.len) {
+            let pos = match maps.iter().position(|(l, _)| *l == r.len) {
                 Some(i) => i,
                 None => {
-                    tables.push((r.len, IntMap::default()));
-                    tables.len() - 1
+                    maps.push((r.len, IntMap::default()));
+                    maps.len() - 1
                 }
             };
-            tables[pos].1.insert(r.prefix & mask(r.len), r.target);
+            maps[pos].1.insert(r.prefix & mask(r.len), r.target);
         }
-        tables.sort_by_key(|t| core::cmp::Reverse(t.0));
+        maps.sort_by_key(|t| core::cmp::Reverse(t.0));
+        let tables = maps
+            .into_iter()
+            .map(|(len, m)| {
+                let table = match m.iter().next() {
+                    Some((p, t)) if m.len() == 1 => Prefixes::One(*p, *t),
+                    _ => Prefixes::Many(m),
+                };
+                (len, table)
+            })
+            .collect();
         Lpm { tables }
     }
 
@@ -227,7 +256,7 @@ impl Lpm {
     pub fn lookup(&self, dst: u128) -> Option<RouteTarget> {
         self.tables
             .iter()
-            .find_map(|(len, t)| t.get(&(dst & mask(*len))).copied())
+            .find_map(|(len, t)| t.get(dst & mask(*len)))
     }
 }
 
@@ -303,6 +332,53 @@ mod tests {
             L2Decision::Port(1),
             "static"
         );
+    }
+
+    /// Against the definition: of the routes that match, the longest (the last given for
+    /// one prefix), over random tables mixing lengths with one route and with many.
+    #[test]
+    fn lpm_agrees_with_a_scan_of_every_route() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200 {
+            let lens = [0u8, 96, 96 + 8, 96 + 16, 96 + 24, 96 + 32, 64, 128];
+            let routes: Vec<Route> = (0..1 + next() % 12)
+                .map(|i| {
+                    let len = lens[(next() % lens.len() as u64) as usize];
+                    // Few distinct addresses, so prefixes overlap and repeat.
+                    let prefix = if next() % 2 == 0 {
+                        v4_key([198, 18, (next() % 3) as u8, (next() % 3) as u8])
+                    } else {
+                        ((next() % 3) as u128) << 120 | (next() % 3) as u128
+                    };
+                    Route {
+                        prefix,
+                        len,
+                        target: RouteTarget::Group(i as u16),
+                    }
+                })
+                .collect();
+            let l = Lpm::new(&routes);
+            for _ in 0..50 {
+                let dst = if next() % 2 == 0 {
+                    v4_key([198, 18, (next() % 4) as u8, (next() % 4) as u8])
+                } else {
+                    ((next() % 4) as u128) << 120 | (next() % 4) as u128
+                };
+                let want = routes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| dst & mask(r.len) == r.prefix & mask(r.len))
+                    .max_by_key(|(i, r)| (r.len, *i))
+                    .map(|(_, r)| r.target);
+                assert_eq!(l.lookup(dst), want, "{dst:x} in {routes:?}");
+            }
+        }
     }
 
     #[test]

@@ -241,6 +241,24 @@ pub fn parse(data: &[u8], len: u32) -> Result<Parsed, DropReason> {
 /// written once, where the caller keeps it, instead of being moved out of a `Result`.
 #[inline]
 pub fn parse_into(data: &[u8], len: u32, p: &mut Parsed) -> Result<(), DropReason> {
+    parse_headers::<true>(data, len, p)
+}
+
+/// [`parse_into`] for forwarding: the same checks and the same drop reasons, but a RoCEv2
+/// BTH is only checked, not kept (`p.bth` stays `None`). Forwarding never reads the BTH;
+/// only an ACL rule on the opcode does.
+#[inline]
+pub fn parse_for_forwarding(data: &[u8], len: u32, p: &mut Parsed) -> Result<(), DropReason> {
+    parse_headers::<false>(data, len, p)
+}
+
+/// The parser; `KEEP_BTH` says whether a BTH's fields are stored or only checked.
+#[inline]
+fn parse_headers<const KEEP_BTH: bool>(
+    data: &[u8],
+    len: u32,
+    p: &mut Parsed,
+) -> Result<(), DropReason> {
     let eth = Ethernet2HeaderSlice::from_slice(data).map_err(|_| DropReason::TruncatedEthernet)?;
     *p = Parsed {
         dst: eth.destination(),
@@ -278,8 +296,8 @@ pub fn parse_into(data: &[u8], len: u32, p: &mut Parsed) -> Result<(), DropReaso
             }
             p.mac_control = Some(parse_mac_control(data, len)?);
         }
-        ETHERTYPE_IPV4 => parse_ipv4(p, data, off, l2_payload)?,
-        ETHERTYPE_IPV6 => parse_ipv6(p, data, off, l2_payload)?,
+        ETHERTYPE_IPV4 => parse_ipv4::<KEEP_BTH>(p, data, off, l2_payload)?,
+        ETHERTYPE_IPV6 => parse_ipv6::<KEEP_BTH>(p, data, off, l2_payload)?,
         _ => {}
     }
     Ok(())
@@ -312,7 +330,12 @@ fn parse_mac_control(data: &[u8], len: u32) -> Result<MacControl, DropReason> {
 }
 
 #[inline]
-fn parse_ipv4(p: &mut Parsed, data: &[u8], off: usize, avail: usize) -> Result<(), DropReason> {
+fn parse_ipv4<const KEEP_BTH: bool>(
+    p: &mut Parsed,
+    data: &[u8],
+    off: usize,
+    avail: usize,
+) -> Result<(), DropReason> {
     use err::ipv4::{HeaderError, HeaderSliceError};
     let h = Ipv4HeaderSlice::from_slice(&data[off..]).map_err(|e| match e {
         HeaderSliceError::Len(_) => DropReason::TruncatedIpv4,
@@ -340,12 +363,17 @@ fn parse_ipv4(p: &mut Parsed, data: &[u8], off: usize, avail: usize) -> Result<(
     };
     // Only the first fragment carries the transport header.
     if h.fragments_offset().value() == 0 {
-        parse_l4(p, data, off + hlen, total - hlen, proto)?;
+        parse_l4::<KEEP_BTH>(p, data, off + hlen, total - hlen, proto)?;
     }
     Ok(())
 }
 
-fn parse_ipv6(p: &mut Parsed, data: &[u8], off: usize, avail: usize) -> Result<(), DropReason> {
+fn parse_ipv6<const KEEP_BTH: bool>(
+    p: &mut Parsed,
+    data: &[u8],
+    off: usize,
+    avail: usize,
+) -> Result<(), DropReason> {
     use err::ipv6::{HeaderError, HeaderSliceError};
     let h = Ipv6HeaderSlice::from_slice(&data[off..]).map_err(|e| match e {
         HeaderSliceError::Len(_) => DropReason::TruncatedIpv6,
@@ -395,12 +423,12 @@ fn parse_ipv6(p: &mut Parsed, data: &[u8], off: usize, avail: usize) -> Result<(
         src: h.source(),
         dst: h.destination(),
     };
-    parse_l4(p, data, at, left, next)
+    parse_l4::<KEEP_BTH>(p, data, at, left, next)
 }
 
 /// Transport header at `at`, with `ip_payload` bytes of IP payload by the IP length fields.
 #[inline]
-fn parse_l4(
+fn parse_l4<const KEEP_BTH: bool>(
     p: &mut Parsed,
     data: &[u8],
     at: usize,
@@ -427,6 +455,9 @@ fn parse_l4(
                     .ok_or(DropReason::TruncatedBth)?;
                 if ip_payload < 8 + BTH_LEN {
                     return Err(DropReason::TruncatedBth);
+                }
+                if !KEEP_BTH {
+                    return Ok(());
                 }
                 let aeth = (b.opcode() == OPCODE_ACKNOWLEDGE)
                     .then(|| held.get(8 + BTH_LEN..).and_then(Aeth::new_checked))

@@ -4,7 +4,7 @@
 use lossless_buffer_model::{Rate, Time};
 use lossless_pipeline::config::{v4_key, Forwarding, NextHop, Route, RouteTarget, SwitchConfig};
 use lossless_pipeline::drop_reason::DropReason;
-use lossless_pipeline::parser::parse;
+use lossless_pipeline::parser::{parse, parse_for_forwarding, parse_into, Parsed};
 use lossless_pipeline::presets;
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::pfc::emit_pfc;
@@ -187,6 +187,28 @@ fn hundred_thousand_mutated_frames_l2() {
     ] {
         assert!(sw.drops().get(r) > 0, "{}", r.name());
     }
+}
+
+/// The forwarding parse makes the same checks as the full one: the same verdict on every
+/// frame, the same header vector but for the BTH, which it does not keep.
+#[test]
+fn the_forwarding_parse_differs_from_the_full_one_only_in_the_bth() {
+    let seeds = seeds();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+    let mut with_bth = 0;
+    for _ in 0..100_000 {
+        let pkt = mutate(&mut rng, &seeds);
+        let (mut full, mut fwd) = (Parsed::default(), Parsed::default());
+        let a = parse_into(&pkt.data, pkt.len, &mut full);
+        let b = parse_for_forwarding(&pkt.data, pkt.len, &mut fwd);
+        assert_eq!(a, b, "{:02x?} len {}", pkt.data, pkt.len);
+        if a.is_ok() {
+            with_bth += full.bth.is_some() as u32;
+            assert_eq!(fwd.bth, None);
+            assert_eq!(Parsed { bth: None, ..full }, fwd, "{:02x?}", pkt.data);
+        }
+    }
+    assert!(with_bth > 1000, "the frames reach the BTH: {with_bth}");
 }
 
 #[test]

@@ -38,14 +38,21 @@ impl Switch {
             return self.drop_received(DropReason::Giant, pkt);
         }
         let mut parsed = Parsed::default();
-        if let Err(r) = parser::parse_into(&pkt.data, len, &mut parsed) {
+        // Only an ACL rule reads the BTH's fields; without one they are checked, not kept.
+        let acl = self.acl.applies_to(port);
+        let checked = if acl {
+            parser::parse_into(&pkt.data, len, &mut parsed)
+        } else {
+            parser::parse_for_forwarding(&pkt.data, len, &mut parsed)
+        };
+        if let Err(r) = checked {
             return self.drop_received(r, pkt);
         }
         if let Some(mc) = parsed.mac_control {
             return self.receive_mac_control(port, mc, pkt, now);
         }
         self.classify(port, &parsed, &mut pkt, now);
-        if self.acl.applies_to(port) && !self.apply_acl(port, &parsed, &mut pkt) {
+        if acl && !self.apply_acl(port, &parsed, &mut pkt) {
             return self.drop_received(DropReason::Acl, pkt);
         }
         match &mut self.fwd {

@@ -6,28 +6,38 @@
 pub const ECN_CE: u8 = 0b11;
 
 /// RFC 1624 incremental update of a one's-complement checksum for a 16-bit word `old` → `new`.
+#[inline]
 pub fn checksum_update(hc: u16, old: u16, new: u16) -> u16 {
-    let mut sum = (!hc as u32) + (!old as u32 & 0xFFFF) + new as u32;
-    while sum > 0xFFFF {
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    }
+    // Three 16-bit terms sum below 3·2¹⁶: one fold leaves at most 0xFFFF + 2, a second
+    // leaves 16 bits.
+    let sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
+    let sum = (sum & 0xFFFF) + (sum >> 16);
+    let sum = (sum & 0xFFFF) + (sum >> 16);
     !(sum as u16)
 }
 
-fn word(b: &[u8], o: usize) -> u16 {
+/// The fixed 20 bytes of the IPv4 header at the start of `h` (which must hold them: the
+/// parser checked it before any edit).
+fn fixed_header(h: &mut [u8]) -> &mut [u8; 20] {
+    (&mut h[..20]).try_into().expect("20 bytes")
+}
+
+fn word(b: &[u8; 20], o: usize) -> u16 {
     u16::from_be_bytes([b[o], b[o + 1]])
 }
 
-/// Rewrite the 16-bit word at `o` of the IPv4 header `h` and fix its checksum.
-fn ipv4_set_word(h: &mut [u8], o: usize, new: u16) {
+/// Rewrite the 16-bit word at `o` (< 20) of the IPv4 header `h` and fix its checksum.
+#[inline]
+fn ipv4_set_word(h: &mut [u8; 20], o: usize, new: u16) {
     let old = word(h, o);
     let hc = checksum_update(word(h, 10), old, new);
-    h[o..o + 2].copy_from_slice(&new.to_be_bytes());
-    h[10..12].copy_from_slice(&hc.to_be_bytes());
+    [h[o], h[o + 1]] = new.to_be_bytes();
+    [h[10], h[11]] = hc.to_be_bytes();
 }
 
 /// Set ECN to CE in the IPv4 header at the start of `h` (≥ 20 bytes), checksum updated.
 pub fn ipv4_mark_ce(h: &mut [u8]) {
+    let h = fixed_header(h);
     let old = word(h, 0);
     ipv4_set_word(h, 0, old | ECN_CE as u16);
 }
@@ -35,6 +45,7 @@ pub fn ipv4_mark_ce(h: &mut [u8]) {
 /// Set the DSCP of the IPv4 header at the start of `h` (≥ 20 bytes), ECN kept, checksum
 /// updated.
 pub fn ipv4_set_dscp(h: &mut [u8], dscp: u8) {
+    let h = fixed_header(h);
     let old = word(h, 0);
     ipv4_set_word(h, 0, (old & 0xFF03) | (u16::from(dscp & 0x3F) << 2));
 }
@@ -57,6 +68,7 @@ pub fn ipv6_set_dscp(h: &mut [u8], dscp: u8) {
 /// Decrement the IPv4 TTL (checksum updated). Returns false, changing nothing, if the TTL
 /// is 0 or 1 (the packet must be dropped).
 pub fn ipv4_decrement_ttl(h: &mut [u8]) -> bool {
+    let h = fixed_header(h);
     if h[8] <= 1 {
         return false;
     }
@@ -149,6 +161,52 @@ mod tests {
         assert_eq!(ipv4_checksum(&h), 0);
         h[8] = 1;
         assert!(!ipv4_decrement_ttl(&mut h));
+    }
+
+    /// RFC 1624 eqn. 3 as written: fold until 16 bits remain.
+    fn checksum_update_reference(hc: u16, old: u16, new: u16) -> u16 {
+        let mut sum = (!hc as u32) + (!old as u32) + new as u32;
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        !(sum as u16)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn incremental_update_matches_the_folding_loop(hc: u16, old: u16, new: u16) {
+            proptest::prop_assert_eq!(
+                checksum_update(hc, old, new),
+                checksum_update_reference(hc, old, new)
+            );
+        }
+
+        /// Any 20-byte header, its checksum right or wrong: each edit leaves the full
+        /// checksum's verdict as it was (0 stays 0; a wrong one stays exactly as wrong, up to
+        /// one's-complement's two zeros).
+        #[test]
+        fn edits_keep_the_checksum_as_right_or_wrong_as_it_was(
+            bytes: [u8; 20], fix: bool, dscp in 0u8..64
+        ) {
+            let mut h = bytes.to_vec();
+            if fix {
+                h[10] = 0;
+                h[11] = 0;
+                let c = ipv4_checksum(&h);
+                h[10..12].copy_from_slice(&c.to_be_bytes());
+            }
+            let zero = |c: u16| if c == 0xFFFF { 0 } else { c };
+            let before = zero(ipv4_checksum(&h));
+            let ttl = h[8];
+            proptest::prop_assert_eq!(ipv4_decrement_ttl(&mut h), ttl > 1);
+            proptest::prop_assert_eq!(zero(ipv4_checksum(&h)), before);
+            ipv4_set_dscp(&mut h, dscp);
+            proptest::prop_assert_eq!(h[1] >> 2, dscp);
+            proptest::prop_assert_eq!(zero(ipv4_checksum(&h)), before);
+            ipv4_mark_ce(&mut h);
+            proptest::prop_assert_eq!(h[1] & 3, ECN_CE);
+            proptest::prop_assert_eq!(zero(ipv4_checksum(&h)), before);
+        }
     }
 
     #[test]

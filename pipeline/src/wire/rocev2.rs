@@ -72,43 +72,54 @@ pub const PSN_MASK: u32 = 0x00FF_FFFF;
 /// A read-only view of a BTH.
 #[derive(Clone, Copy, Debug)]
 pub struct Bth<'a> {
-    buf: &'a [u8],
+    /// Exactly the header's bytes, so the fixed offsets below need no bounds checks.
+    buf: &'a [u8; BTH_LEN],
 }
 
+#[inline]
 fn u24(b: &[u8]) -> u32 {
     u32::from_be_bytes([0, b[0], b[1], b[2]])
 }
 
 impl<'a> Bth<'a> {
     /// Wrap `buf` if it holds at least 12 bytes.
+    #[inline]
     pub fn new_checked(buf: &'a [u8]) -> Option<Bth<'a>> {
-        (buf.len() >= BTH_LEN).then_some(Bth { buf })
+        let buf = buf.get(..BTH_LEN)?.try_into().ok()?;
+        Some(Bth { buf })
     }
     /// Opcode (0x81 = CNP).
+    #[inline]
     pub fn opcode(&self) -> u8 {
         self.buf[field::OPCODE]
     }
     /// Partition key.
+    #[inline]
     pub fn pkey(&self) -> u16 {
         u16::from_be_bytes([self.buf[field::PKEY.start], self.buf[field::PKEY.start + 1]])
     }
     /// Forward explicit congestion notification bit.
+    #[inline]
     pub fn fecn(&self) -> bool {
         self.buf[field::ECN_FLAGS] & FECN != 0
     }
     /// Backward explicit congestion notification bit.
+    #[inline]
     pub fn becn(&self) -> bool {
         self.buf[field::ECN_FLAGS] & BECN != 0
     }
     /// Destination queue pair (24 bits).
+    #[inline]
     pub fn dest_qp(&self) -> u32 {
         u24(&self.buf[field::DEST_QP])
     }
     /// Ack request bit.
+    #[inline]
     pub fn ack_req(&self) -> bool {
         self.buf[field::ACK_REQ] & 0x80 != 0
     }
     /// Packet sequence number (24 bits).
+    #[inline]
     pub fn psn(&self) -> u32 {
         u24(&self.buf[field::PSN])
     }
@@ -117,23 +128,29 @@ impl<'a> Bth<'a> {
 /// A read-only view of an AETH (it follows the BTH of an Acknowledge packet).
 #[derive(Clone, Copy, Debug)]
 pub struct Aeth<'a> {
-    buf: &'a [u8],
+    /// Exactly the header's bytes.
+    buf: &'a [u8; AETH_LEN],
 }
 
 impl<'a> Aeth<'a> {
     /// Wrap `buf` if it holds at least 4 bytes.
+    #[inline]
     pub fn new_checked(buf: &'a [u8]) -> Option<Aeth<'a>> {
-        (buf.len() >= AETH_LEN).then_some(Aeth { buf })
+        let buf = buf.get(..AETH_LEN)?.try_into().ok()?;
+        Some(Aeth { buf })
     }
     /// Syndrome: ACK (0b000xxxxx), RNR NAK (0b001xxxxx) or NAK (0b011xxxxx, low bits the code).
+    #[inline]
     pub fn syndrome(&self) -> u8 {
         self.buf[field::SYNDROME]
     }
     /// Is this an ACK (not a NAK)?
+    #[inline]
     pub fn is_ack(&self) -> bool {
         self.syndrome() >> 5 == 0
     }
     /// Message sequence number (24 bits).
+    #[inline]
     pub fn msn(&self) -> u32 {
         u24(&self.buf[field::MSN])
     }
