@@ -31,9 +31,11 @@ impl Deadlines {
             return;
         }
         self.tree[i] = t;
+        // `m` is node i's new value; its parent's is the smaller of it and i's sibling.
+        let mut m = t;
         while i > 1 {
+            m = m.min(self.tree[i ^ 1]);
             i /= 2;
-            let m = self.tree[2 * i].min(self.tree[2 * i + 1]);
             if self.tree[i] == m {
                 break;
             }
