@@ -54,9 +54,11 @@ enum Ev {
         node: NodeId,
         port: u16,
         link: u32,
-        /// `pkt` is a PFC or PAUSE frame (looked at once, when it was sent).
+        /// The frame is a PFC or PAUSE frame (looked at once, when it was sent).
         pfc: bool,
-        pkt: Packet,
+        /// Where the frame waits in [`network::OnWire`] (the event stays small: it moves
+        /// through the queue's store twice, the frame once in and once out).
+        frame: u32,
     },
     /// The scenario's scheduled event (index into its events).
     Scheduled(u32),
@@ -117,7 +119,8 @@ pub struct Sim {
     links_up: Vec<bool>,
     /// Frames lost on the wire on purpose.
     loss: loss::Loss,
-    in_flight: u64,
+    /// Frames on the wire, between their transmission and their arrival.
+    on_wire: network::OnWire,
     observers: Observers,
     measure: Measure,
     /// Port samples where the measurement window opened and closed.
@@ -171,7 +174,7 @@ impl Sim {
             links_up: vec![true; cabling.links],
             loss: loss::Loss::of(&scenario, seed),
             cabling,
-            in_flight: 0,
+            on_wire: network::OnWire::default(),
             observers,
             measure: scenario.run.measure,
             window_open: None,
@@ -262,8 +265,8 @@ impl Sim {
                     port,
                     link,
                     pfc,
-                    pkt,
-                }) => self.arrive(node, port as usize, link, pfc, pkt),
+                    frame,
+                }) => self.arrive(node, port as usize, link, pfc, frame),
                 Next::Wake(i) => self.wake(self.node_at(i)),
                 Next::Event(Ev::Scheduled(i)) => self.scheduled_event(i as usize),
                 Next::Event(Ev::Sample) => self.sample()?,
@@ -280,7 +283,7 @@ impl Sim {
                     t.as_ps() as f64 / self.end.as_ps().max(1) as f64
                 });
             }
-            if self.until_idle && self.in_flight == 0 && self.idle() {
+            if self.until_idle && self.on_wire.is_empty() && self.idle() {
                 break;
             }
         }

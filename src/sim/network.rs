@@ -13,6 +13,45 @@ use lossless_pipeline::{Node, Packet};
 /// by a picosecond (counted as a stall; never expected).
 const MAX_SAME_TIME_WAKES: u32 = 10_000;
 
+/// Frames on the wire: each waits in a slot from its transmission to its arrival, and its
+/// arrival event names the slot.
+#[derive(Default)]
+pub(super) struct OnWire {
+    slots: Vec<Option<Packet>>,
+    free: Vec<u32>,
+}
+
+impl OnWire {
+    /// Put a frame on the wire: its slot.
+    #[inline]
+    pub fn put(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(pkt);
+                s
+            }
+            None => {
+                self.slots.push(Some(pkt));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Take the frame in `slot` off the wire.
+    #[inline]
+    pub fn take(&mut self, slot: u32) -> Packet {
+        self.free.push(slot);
+        self.slots[slot as usize]
+            .take()
+            .expect("an arrival's slot holds its frame")
+    }
+
+    /// No frame is on the wire.
+    pub fn is_empty(&self) -> bool {
+        self.slots.len() == self.free.len()
+    }
+}
+
 impl Sim {
     /// Node `id` and its count of wakes at one instant.
     fn node(&mut self, id: NodeId) -> (&mut dyn Node, &mut (Time, u32)) {
@@ -52,9 +91,10 @@ impl Sim {
         }
     }
 
-    /// The last bit of `pkt` (a PFC frame if `pfc`) reaches `port` of `id` over `link` now.
-    pub(super) fn arrive(&mut self, id: NodeId, port: usize, link: u32, pfc: bool, pkt: Packet) {
-        self.in_flight -= 1;
+    /// The last bit of the frame in `slot` of the wire (a PFC frame if `pfc`) reaches `port`
+    /// of `id` over `link` now.
+    pub(super) fn arrive(&mut self, id: NodeId, port: usize, link: u32, pfc: bool, slot: u32) {
+        let pkt = self.on_wire.take(slot);
         if pfc {
             self.stats.pfc_in_flight -= 1;
         }
@@ -108,7 +148,7 @@ impl Sim {
         if pfc {
             self.stats.pfc_in_flight += 1;
         }
-        self.in_flight += 1;
+        let frame = self.on_wire.put(pkt);
         self.queue.push(
             at,
             Ev::Arrive {
@@ -116,7 +156,7 @@ impl Sim {
                 port: peer.port,
                 link: peer.link,
                 pfc,
-                pkt,
+                frame,
             },
         );
     }
@@ -152,5 +192,39 @@ impl Sim {
         if self.queue.wake_time(idx) != Some(t) {
             self.queue.set_wake(idx, t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OnWire;
+    use lossless_pipeline::Packet;
+
+    /// Frames put on the wire come off as they went on, whatever the order they arrive in,
+    /// slots are reused, and the wire is empty exactly when every frame has arrived.
+    #[test]
+    fn frames_on_the_wire_come_off_unchanged() {
+        let mut wire = OnWire::default();
+        let mut held: Vec<(u32, u32)> = Vec::new();
+        let (mut most, mut x) = (0, 5u64);
+        for len in 64..2_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x >> 62 != 0 || held.is_empty() {
+                held.push((wire.put(Packet::new(vec![len as u8; 3], len)), len));
+            } else {
+                let (slot, want) = held.swap_remove((x >> 20) as usize % held.len());
+                let pkt = wire.take(slot);
+                assert_eq!((pkt.len, pkt.data), (want, vec![want as u8; 3]));
+            }
+            assert_eq!(wire.is_empty(), held.is_empty());
+            most = most.max(held.len());
+        }
+        assert_eq!(
+            wire.slots.len(),
+            most,
+            "a slot is reused once its frame arrived"
+        );
     }
 }
