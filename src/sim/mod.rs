@@ -72,6 +72,10 @@ enum Ev {
     Record,
 }
 
+// Every pending event sits in the queue's store and is moved in and out of it: keep it
+// small (a frame on the wire waits in `network::OnWire`, not in its arrival event).
+const _: () = assert!(std::mem::size_of::<Ev>() <= 20);
+
 /// A switch in the simulation.
 pub struct SwitchNode {
     /// The model.
