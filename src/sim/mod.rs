@@ -49,12 +49,13 @@ use std::path::PathBuf;
 
 /// What the engine does next.
 enum Ev {
-    /// The last bit of `pkt` reaches `node`'s `port` over `link`.
+    /// The last bit of the frame in `frame` reaches `node`'s `port` over `link`.
     Arrive {
         node: NodeId,
         port: u16,
         link: u32,
-        /// The frame is a PFC or PAUSE frame (looked at once, when it was sent).
+        /// The frame is a PFC frame (looked at once, when it was sent, for the count of PFC
+        /// frames on the wire).
         pfc: bool,
         /// Where the frame waits in [`network::OnWire`] (the event stays small: it moves
         /// through the queue's store twice, the frame once in and once out).
