@@ -288,7 +288,7 @@ impl Sim {
                     t.as_ps() as f64 / self.end.as_ps().max(1) as f64
                 });
             }
-            if self.until_idle && self.on_wire.is_empty() && self.idle() {
+            if self.until_idle && self.idle() {
                 break;
             }
         }
@@ -326,11 +326,14 @@ impl Sim {
         Ok(())
     }
 
-    /// All flows done, every switch queue empty, nothing pending on any NIC.
+    /// Nothing on the wire, all flows done, every switch queue empty, nothing pending on
+    /// any NIC.
     fn idle(&self) -> bool {
-        self.hosts
-            .iter()
-            .all(|h| h.host.flows_done(self.now) && h.host.next_transmit().is_none())
+        self.on_wire.is_empty()
+            && self
+                .hosts
+                .iter()
+                .all(|h| h.host.flows_done(self.now) && h.host.next_transmit().is_none())
             && self
                 .switches
                 .iter()

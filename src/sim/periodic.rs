@@ -44,7 +44,7 @@ impl Sim {
 
     /// A run that waits for idle has nothing left to do (and `now` is past its start).
     fn done(&self) -> bool {
-        self.until_idle && self.on_wire.is_empty() && self.now > Time::ZERO && self.idle()
+        self.until_idle && self.now > Time::ZERO && self.idle()
     }
 
     /// Run the deadlock indicator now and schedule its next check. True when the run should
@@ -67,7 +67,7 @@ impl Sim {
                 return true;
             }
         }
-        let done = self.until_idle && self.on_wire.is_empty() && self.idle();
+        let done = self.until_idle && self.idle();
         if next <= self.end && !done {
             self.queue.push(next, Ev::DeadlockCheck);
         }
