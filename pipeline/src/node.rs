@@ -21,6 +21,14 @@ pub trait Node {
     /// out); None when nothing is pending. A time before the latest `now` means at once.
     fn poll_timeout(&mut self) -> Option<Time>;
 
+    /// Would [`Node::poll_timeout`] answer as it did when last called? True only when the
+    /// node knows that nothing it reads has changed since (a frame queued behind another
+    /// one, a frame a receiver only counts); an engine that kept the last answer may then
+    /// skip asking. False means "ask again".
+    fn deadline_unchanged(&self) -> bool {
+        false
+    }
+
     /// Line rate of `port`: how long its frames take on the wire.
     fn port_speed(&self, port: usize) -> Rate;
 }

@@ -236,6 +236,11 @@ impl Transmitter {
         t
     }
 
+    /// Is the owner's next start kept (not touched since it was last computed)?
+    pub fn next_start_kept(&self) -> bool {
+        self.next.get().is_some()
+    }
+
     /// Something behind the transmitter changed: the next start is computed again.
     pub fn touch(&self) {
         self.next.set(None);

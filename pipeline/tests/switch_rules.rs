@@ -517,3 +517,52 @@ fn next_transmit_agrees_with_poll_transmit_over_random_arrivals_and_pauses() {
         assert_eq!(sw.queued_frames(), 0, "seed {seed}: frames left behind");
     }
 }
+
+#[test]
+fn a_deadline_said_unchanged_is_unchanged() {
+    use lossless_pipeline::Node;
+    // Random traffic between 4 ports (overloading some), PFC frames received now and then,
+    // every deadline acted on at its own time as the simulator does. After each arrival,
+    // `poll_timeout` is asked anyway (the reference): when the switch said its deadline
+    // was unchanged, the answer must be the last one.
+    let mut sw = Switch::new(config(4, Rate::gbps(100)));
+    let mut last = sw.poll_timeout();
+    let (mut x, mut clock, mut floor) = (11u64, Time::ZERO, Time::ZERO);
+    let (mut kept, mut arrivals, mut sent) = (0, 0, 0);
+    for _ in 0..20_000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        clock += Time::from_ps((x >> 40) % 100_000);
+        for _ in 0..1_000 {
+            let Some(d) = last.filter(|d| *d <= clock) else {
+                break;
+            };
+            floor = d.max(floor);
+            sw.poll_due(floor, &mut |_, _| sent += 1);
+            last = sw.poll_timeout();
+        }
+        floor = clock;
+        let port = (x >> 20) as usize % 4;
+        let pkt = if (x >> 10) % 16 == 0 {
+            pfc(1 << 3, quanta(3, ((x >> 30) % 2_000) as u16))
+        } else {
+            let dst = (port + 1 + (x >> 8) as usize % 3) % 4;
+            frame(port, dst, 3, 0, 1518)
+        };
+        sw.receive(port, pkt, clock);
+        let said = Node::deadline_unchanged(&sw);
+        let answer = sw.poll_timeout();
+        if said {
+            assert_eq!(answer, last, "at {clock}: said unchanged");
+            kept += 1;
+        }
+        last = answer;
+        arrivals += 1;
+    }
+    assert!(sent > 5_000, "{sent} frames sent");
+    assert!(
+        kept > arrivals / 4 && kept < arrivals,
+        "{kept} of {arrivals}"
+    );
+}

@@ -106,8 +106,13 @@ impl Sim {
         if let NodeId::Switch(s) = id {
             self.observers.frame(s as usize, port, now, &pkt);
         }
-        self.node(id).0.receive(port, pkt, now);
-        self.schedule(id);
+        let node = self.node(id).0;
+        node.receive(port, pkt, now);
+        // Most frames change nothing a node's deadline depends on (a switch queues them
+        // behind others; a receiver counts them): its wake-up stays as it is.
+        if !node.deadline_unchanged() {
+            self.schedule(id);
+        }
     }
 
     /// Node `id`'s deadline came: it starts what is due, and is scheduled again.

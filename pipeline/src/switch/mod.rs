@@ -418,6 +418,12 @@ impl Node for Switch {
         Switch::poll_timeout(self)
     }
 
+    /// Every change to what `poll_timeout` reads (a port's transmit or PFC deadline)
+    /// marks the port, and `poll_timeout` clears the marks.
+    fn deadline_unchanged(&self) -> bool {
+        self.dirty.get() == 0
+    }
+
     fn port_speed(&self, port: usize) -> Rate {
         self.cfg.ports[port].speed
     }

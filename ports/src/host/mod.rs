@@ -572,6 +572,17 @@ impl Node for Host {
         Host::poll_timeout(self)
     }
 
+    /// `poll_timeout` reads the transmitter's kept next start (dropped by every change to
+    /// the sending side, RC timers included, and computed again by `poll_timeout`), and
+    /// besides it the receive buffer's drain, the ranks' and the TCP stack's timers. A host
+    /// with none of those three whose next start is still kept answers as before.
+    fn deadline_unchanged(&self) -> bool {
+        self.tx.next_start_kept()
+            && self.nic.rx_buffer.is_none()
+            && self.ranks.is_empty()
+            && self.tcp.is_none()
+    }
+
     fn port_speed(&self, _port: usize) -> Rate {
         self.speed()
     }

@@ -104,3 +104,100 @@ fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
     let _ = sender.poll_transmit(t0).unwrap();
     assert_eq!(sender.next_transmit(), Some(t0 + Time(246_080)));
 }
+
+/// Deliver `pkt` to `node` at `now`, as the simulator does; when the node says its deadline
+/// is unchanged, `poll_timeout` (asked anyway: the reference) must answer as it did last
+/// time (`last`, brought up to date). True when the node said so.
+fn arrive_and_check(node: &mut Host, pkt: Packet, now: Time, last: &mut Option<Time>) -> bool {
+    Node::receive(node, 0, pkt, now);
+    let said = Node::deadline_unchanged(node);
+    let answer = Node::poll_timeout(node);
+    if said {
+        assert_eq!(answer, *last, "{} at {now}: said unchanged", node.name);
+    }
+    *last = answer;
+    said
+}
+
+/// Run `node`'s wake-ups due by `until` at their own times (never before `floor`, the
+/// time of its last event), returning the frames it sent.
+fn wake_until(
+    node: &mut Host,
+    until: Time,
+    floor: &mut Time,
+    last: &mut Option<Time>,
+) -> Vec<Packet> {
+    let mut out = Vec::new();
+    for _ in 0..1_000 {
+        let Some(d) = last.filter(|d| *d <= until) else {
+            break;
+        };
+        *floor = d.max(*floor);
+        Node::poll_due(node, *floor, &mut |_, p| out.push(p));
+        *last = Node::poll_timeout(node);
+    }
+    out
+}
+
+#[test]
+fn a_deadline_said_unchanged_is_unchanged() {
+    use lossless_pipeline::wire::pfc::emit_pfc;
+    // A DCQCN sender taking PFC frames and CNPs, and its receiver counting data frames
+    // (some CE-marked, which it answers with CNPs).
+    let mut sender = Host::new(
+        "a".into(),
+        [2, 0, 0, 0, 0, 1],
+        Rate::gbps(100),
+        nic(true),
+        vec![flow(2)],
+    );
+    let mut receiver = Host::new(
+        "r".into(),
+        [2, 0, 0, 0, 0, 2],
+        Rate::gbps(100),
+        nic(true),
+        vec![],
+    );
+    receiver.add_receiver(1, FlowRx::new(Time::ZERO, Time::MAX), None);
+    let mut marked = flow(3);
+    let mut last = [
+        Node::poll_timeout(&mut sender),
+        Node::poll_timeout(&mut receiver),
+    ];
+    let mut floor = [Time::ZERO; 2];
+    let (mut x, mut clock) = (3u64, Time::ZERO);
+    let (mut kept, mut arrivals) = (0, 0);
+    for _ in 0..4_000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        clock += Time::from_ps((x >> 40) % 300_000);
+        let sent = wake_until(&mut sender, clock, &mut floor[0], &mut last[0]);
+        let cnps = wake_until(&mut receiver, clock, &mut floor[1], &mut last[1]);
+        floor = [clock; 2];
+        let mut to_receiver = sent;
+        if (x >> 20) % 8 == 0 {
+            to_receiver.push(marked.take(clock, Vec::new()));
+        }
+        for pkt in to_receiver {
+            kept += usize::from(arrive_and_check(&mut receiver, pkt, clock, &mut last[1]));
+            arrivals += 1;
+        }
+        let mut to_sender = cnps;
+        if (x >> 24) % 4 == 0 {
+            let mut data = Vec::new();
+            let quanta = [0, 0, 0, ((x >> 30) % 3_000) as u16, 0, 0, 0, 0];
+            emit_pfc(&mut data, [2, 0, 0, 0, 0, 9], 1 << 3, &quanta);
+            to_sender.push(Packet::new(data, 64));
+        }
+        for pkt in to_sender {
+            kept += usize::from(arrive_and_check(&mut sender, pkt, clock, &mut last[0]));
+            arrivals += 1;
+        }
+    }
+    // Most data frames change nothing; PFC frames and CNPs always do.
+    assert!(
+        kept > arrivals / 4 && kept < arrivals,
+        "{kept} of {arrivals}"
+    );
+}
