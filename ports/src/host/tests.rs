@@ -47,22 +47,28 @@ fn flow(ecn: u8) -> FlowTx {
     .unwrap()
 }
 
-#[test]
-fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
-    let mut sender = Host::new(
+/// A DCQCN sender (one flow of queue pair 7, ECN-capable) and its receiver.
+fn dcqcn_pair() -> (Host, Host) {
+    let sender = Host::new(
         "a".into(),
         [2, 0, 0, 0, 0, 1],
         Rate::gbps(100),
         nic(true),
         vec![flow(2)],
     );
-    let mut receiver = Host::new(
+    let receiver = Host::new(
         "r".into(),
         [2, 0, 0, 0, 0, 2],
         Rate::gbps(100),
         nic(true),
         vec![],
     );
+    (sender, receiver)
+}
+
+#[test]
+fn a_marked_frame_brings_back_one_cnp_that_cuts_the_senders_rate() {
+    let (mut sender, mut receiver) = dcqcn_pair();
     // A CE-marked frame of queue pair 7 (as the switch would have marked it).
     let mut marked = flow(3);
     let pkt = marked.take(Time::ZERO, Vec::new());
@@ -144,20 +150,7 @@ fn a_deadline_said_unchanged_is_unchanged() {
     use lossless_pipeline::wire::pfc::emit_pfc;
     // A DCQCN sender taking PFC frames and CNPs, and its receiver counting data frames
     // (some CE-marked, which it answers with CNPs).
-    let mut sender = Host::new(
-        "a".into(),
-        [2, 0, 0, 0, 0, 1],
-        Rate::gbps(100),
-        nic(true),
-        vec![flow(2)],
-    );
-    let mut receiver = Host::new(
-        "r".into(),
-        [2, 0, 0, 0, 0, 2],
-        Rate::gbps(100),
-        nic(true),
-        vec![],
-    );
+    let (mut sender, mut receiver) = dcqcn_pair();
     receiver.add_receiver(1, FlowRx::new(Time::ZERO, Time::MAX), None);
     let mut marked = flow(3);
     let mut last = [
