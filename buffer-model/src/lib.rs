@@ -25,6 +25,6 @@ pub mod units;
 pub mod watchdog;
 pub mod wred;
 
-pub use mmu::PRIORITIES;
+pub use mmu::{priorities_in, PRIORITIES};
 pub use named::{Named, WordError};
 pub use units::{Bytes, Length, Rate, RateOrZero, Time};

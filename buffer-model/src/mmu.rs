@@ -21,6 +21,20 @@ use crate::units::Bytes;
 /// Number of priorities, priority groups and queues per port.
 pub const PRIORITIES: usize = 8;
 
+/// The priorities whose bits are set in `mask` (a PFC class-enable vector, a pause
+/// bitmap), lowest first: a step per set bit, not per priority.
+#[inline]
+pub fn priorities_in(mask: u8) -> impl Iterator<Item = usize> {
+    let mut left = mask;
+    std::iter::from_fn(move || {
+        (left != 0).then(|| {
+            let p = left.trailing_zeros() as usize;
+            left &= left - 1;
+            p
+        })
+    })
+}
+
 /// Whether a pool accounts ingress (per port, PG) or egress (per port, queue) use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolKind {

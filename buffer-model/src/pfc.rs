@@ -12,7 +12,7 @@
 //!   sent ahead of all queues; while any priority is in XOFF the XOFF is refreshed every
 //!   half pause time so the peer never resumes on its own.
 
-use crate::mmu::PRIORITIES;
+use crate::mmu::{priorities_in, PRIORITIES};
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
 
@@ -69,6 +69,8 @@ struct PrioPause {
     edge: Edge,
     /// Effects of frames received but not yet settled, in order of `at`.
     pending: VecDeque<Effect>,
+    /// Latest end of any pause known (settled or pending), as of the last frame.
+    latest: Time,
 }
 
 impl PrioPause {
@@ -157,12 +159,16 @@ impl PrioPause {
         total
     }
 
-    /// Latest end of any pause known (settled or pending).
-    fn latest_until(&self) -> Time {
-        self.pending
+    /// Take a frame's effect: settle what is due at `arrival`, and know the latest end
+    /// of any pause again.
+    fn receive(&mut self, effect: Effect, arrival: Time) {
+        self.pending.push_back(effect);
+        self.settle(arrival);
+        self.latest = self
+            .pending
             .iter()
             .map(|e| e.until)
-            .fold(self.current.until, Time::max)
+            .fold(self.current.until, Time::max);
     }
 }
 
@@ -201,33 +207,29 @@ impl PauseTimers {
     /// reloaded to `quanta[p]` pause quanta at `arrival + response`.
     pub fn receive(&mut self, arrival: Time, enable: u8, quanta: &[u16; PRIORITIES]) {
         let at = arrival + self.response;
-        for (p, q) in quanta.iter().enumerate() {
-            if enable & (1 << p) == 0 {
-                continue;
-            }
-            let s = &mut self.prio[p];
-            let until = at + self.speed.pause_time(*q);
-            s.pending.push_back(Effect { at, until });
-            // Settle what has taken effect by now (this frame too, without a response delay).
-            s.settle(arrival);
+        for p in priorities_in(enable) {
+            let until = at + self.speed.pause_time(quanta[p]);
+            // Settles what has taken effect by now (this frame too, without a response
+            // delay).
+            self.prio[p].receive(Effect { at, until }, arrival);
         }
+        // Only the priorities in `enable` changed; each keeps its own latest end.
         self.latest_until = self
             .prio
             .iter()
-            .map(PrioPause::latest_until)
-            .max()
-            .unwrap_or(Time::ZERO);
+            .map(|s| s.latest)
+            .fold(Time::ZERO, Time::max);
     }
 
     /// May priority `p` not start a frame at `t`?
     pub fn is_paused(&self, p: usize, t: Time) -> bool {
-        t < self.latest_until && self.prio[p].is_paused(t)
+        t < self.prio[p].latest && self.prio[p].is_paused(t)
     }
 
     /// Earliest time at or after `t` at which priority `p` may start a frame, given the
     /// frames received so far (`t` itself when it is not paused then).
     pub fn resume_at(&self, p: usize, t: Time) -> Time {
-        if t >= self.latest_until {
+        if t >= self.prio[p].latest {
             return t;
         }
         self.prio[p].resume_at(t)
@@ -245,7 +247,11 @@ impl PauseTimers {
         if t >= self.latest_until {
             return 0;
         }
-        (0..PRIORITIES).fold(0, |m, p| m | ((self.prio[p].is_paused(t) as u8) << p))
+        // A priority whose every pause ends by `t` is not looked at further.
+        (0..PRIORITIES).fold(0, |m, p| {
+            let s = &self.prio[p];
+            m | (((t < s.latest) && s.is_paused(t)) as u8) << p
+        })
     }
 
     /// Total time priority `p` may not start frames, up to `now` (pfcstat pause duration).
@@ -265,6 +271,7 @@ impl PauseTimers {
                 until: now,
             };
             s.pending.clear();
+            s.latest = now;
         }
         self.latest_until = now;
     }
@@ -374,10 +381,8 @@ impl PfcGenerator {
             return None;
         }
         let mut quanta = [0u16; PRIORITIES];
-        for (p, q) in quanta.iter_mut().enumerate() {
-            if self.pending_xoff & (1 << p) != 0 {
-                *q = self.quanta;
-            }
+        for p in priorities_in(self.pending_xoff) {
+            quanta[p] = self.quanta;
         }
         let req = PfcRequest {
             enable: self.pending_xoff | self.pending_xon,

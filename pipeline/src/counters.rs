@@ -1,6 +1,6 @@
 //! Counters in the shapes of SONiC's `portstat`, `pfcstat` and `queuestat`.
 
-use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Time, PRIORITIES};
 
 /// Per-priority PFC frame counters of one port (`pfcstat`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,13 +30,11 @@ impl PfcCounters {
         enable: u8,
         quanta: &[u16; PRIORITIES],
     ) {
-        for p in 0..PRIORITIES {
-            if enable & (1 << p) != 0 {
-                if quanta[p] > 0 {
-                    xoff[p] += 1;
-                } else {
-                    xon[p] += 1;
-                }
+        for p in priorities_in(enable) {
+            if quanta[p] > 0 {
+                xoff[p] += 1;
+            } else {
+                xon[p] += 1;
             }
         }
     }
@@ -73,7 +71,7 @@ impl PortCounters {
     /// frame and as 64 bytes on the wire.
     pub fn count_pfc_sent(&mut self, enable: u8, quanta: &[u16; PRIORITIES], now: Time) {
         PfcCounters::count(&mut self.pfc.tx_xoff, &mut self.pfc.tx_xon, enable, quanta);
-        for p in (0..PRIORITIES).filter(|p| enable & (1 << p) != 0) {
+        for p in priorities_in(enable) {
             if quanta[p] > 0 {
                 self.pfc.first_tx_xoff[p].get_or_insert(now);
                 self.pfc.last_tx_xoff[p] = Some(now);

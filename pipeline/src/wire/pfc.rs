@@ -122,17 +122,19 @@ pub fn is_mac_control(frame: &[u8]) -> bool {
 
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
 pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
-    out.clear();
-    out.reserve_exact(PFC_FRAME_HELD);
-    out.extend_from_slice(&PFC_DESTINATION);
-    out.extend_from_slice(&source);
-    out.extend_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
-    out.extend_from_slice(&OPCODE_PFC.to_be_bytes());
-    out.extend_from_slice(&[0, enable]);
-    for q in quanta {
-        out.extend_from_slice(&q.to_be_bytes());
+    // Built on the stack and copied once: a push per field checked the capacity each time.
+    let mut f = [0u8; PFC_FRAME_HELD];
+    f[field::DESTINATION].copy_from_slice(&PFC_DESTINATION);
+    f[field::SOURCE].copy_from_slice(&source);
+    f[field::ETHERTYPE].copy_from_slice(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
+    f[field::OPCODE].copy_from_slice(&OPCODE_PFC.to_be_bytes());
+    f[field::CLASS_ENABLE.end - 1] = enable;
+    for (p, q) in quanta.iter().enumerate() {
+        let at = field::QUANTA.start + 2 * p;
+        f[at..at + 2].copy_from_slice(&q.to_be_bytes());
     }
-    out.resize(PFC_FRAME_HELD, 0);
+    out.clear();
+    out.extend_from_slice(&f);
 }
 
 /// Write an 802.3x PAUSE frame from `source` into `out` (cleared first; 60 bytes, FCS not
