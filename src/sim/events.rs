@@ -2,7 +2,12 @@
 //! out in (time, sequence) order. The events live in a slab; what orders them depends on
 //! how many are pending:
 //!
-//! * few (a lab, a single switch): a binary heap of (time, sequence, slot);
+//! * few (a lab, a single switch): one list of (time, sequence, slot) in that order, the
+//!   earliest at the front. A new event is the latest of its instant (its sequence number
+//!   is the highest yet) and most often of all (a frame lands a wire time and a cable
+//!   later than the one sent before it), so it is appended; one that lands earlier (a PFC
+//!   frame, shorter) is put in place, a binary search and a short move. The earliest is
+//!   taken from the front. A binary heap cost more: a sift on every pop.
 //! * many (a fabric): a FIFO per instant, linked through the slab, with a heap of the
 //!   distinct instants and a map from an instant to its FIFO. Events scheduled for one
 //!   instant are scheduled in sequence order, so a FIFO needs no sorting; and a fabric's
@@ -10,22 +15,22 @@
 //!   heap is ~6 levels deep where one of events would be ~12, and most events are taken
 //!   from the head of the earliest FIFO without touching a heap.
 //!
-//! Per event, the heap costs less while it is shallow (one map look-up per push outweighs
-//! a few levels), so the owner changes the store's form past [`TO_INSTANTS`] events
-//! ([`Events::crowded`]) and back below [`TO_HEAP`] ([`Events::sparse`]), far apart so that
+//! Per event, the list costs less while it is short (one map look-up per push outweighs
+//! it), so the owner changes the store's form past [`TO_INSTANTS`] events
+//! ([`Events::crowded`]) and back below [`TO_LIST`] ([`Events::sparse`]), far apart so that
 //! it does not flip back and forth; entries may join or leave at the change. The order
 //! handed out is the same either way.
 
 use lossless_buffer_model::Time;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::hash_map::Entry as MapEntry;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Pending events above which they are kept per instant.
 const TO_INSTANTS: usize = 256;
-/// Pending events below which they go back into one heap.
-const TO_HEAP: usize = 64;
+/// Pending events below which they go back into one list.
+const TO_LIST: usize = 64;
 
 /// End of a FIFO.
 const NIL: u32 = u32::MAX;
@@ -38,24 +43,11 @@ struct Slot<E> {
     next: u32,
 }
 
-/// A heap entry: an event's time, sequence number and slot.
-#[derive(PartialEq, Eq)]
+/// An entry of the list: an event's time, sequence number and slot.
 struct Queued {
     time: Time,
     seq: u64,
     slot: u32,
-}
-
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Queued {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap, we want the earliest first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
 }
 
 /// Hashes a time (in picoseconds) for the map of instants: one multiplication, folded so
@@ -99,8 +91,8 @@ struct Instants {
 
 /// What orders the pending events.
 enum Order {
-    /// Few events: one heap of them all.
-    Heap(BinaryHeap<Queued>),
+    /// Few events: one list of them all, in (time, sequence) order.
+    List(VecDeque<Queued>),
     /// Many: a FIFO per instant.
     Instants(Instants),
 }
@@ -119,7 +111,7 @@ impl<E> Events<E> {
         Events {
             slots: Vec::with_capacity(4096),
             free: Vec::new(),
-            order: Order::Heap(BinaryHeap::with_capacity(TO_INSTANTS + 1)),
+            order: Order::List(VecDeque::with_capacity(TO_INSTANTS + 1)),
             len: 0,
         }
     }
@@ -135,7 +127,18 @@ impl<E> Events<E> {
         let s = self.slot_for(seq, event);
         self.len += 1;
         match &mut self.order {
-            Order::Heap(h) => h.push(Queued { time, seq, slot: s }),
+            Order::List(l) => {
+                let q = Queued { time, seq, slot: s };
+                // After every event of its instant and of earlier ones: its sequence
+                // number is the highest yet.
+                match l.back() {
+                    Some(last) if last.time > time => {
+                        let at = l.partition_point(|e| e.time <= time);
+                        l.insert(at, q);
+                    }
+                    _ => l.push_back(q),
+                }
+            }
             Order::Instants(i) => i.push(time, s, &mut self.slots),
         }
     }
@@ -165,23 +168,23 @@ impl<E> Events<E> {
         matches!(self.order, Order::Instants(_))
     }
 
-    /// So many events are pending in one heap that they should be kept per instant.
+    /// So many events are pending in one list that they should be kept per instant.
     #[inline]
     pub fn crowded(&self) -> bool {
         self.len > TO_INSTANTS && !self.per_instant()
     }
 
-    /// So few events are pending per instant that they should go back into one heap.
+    /// So few events are pending per instant that they should go back into one list.
     #[inline]
     pub fn sparse(&self) -> bool {
-        self.len < TO_HEAP && self.per_instant()
+        self.len < TO_LIST && self.per_instant()
     }
 
     /// The earliest event's (time, sequence number).
     #[inline]
     pub fn peek(&self) -> Option<(Time, u64)> {
         match &self.order {
-            Order::Heap(h) => h.peek().map(|e| (e.time, e.seq)),
+            Order::List(l) => l.front().map(|e| (e.time, e.seq)),
             Order::Instants(i) => i
                 .front
                 .map(|(t, fifo)| (t, self.slots[fifo.head as usize].seq)),
@@ -192,7 +195,7 @@ impl<E> Events<E> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, u32)> {
         let popped = match &mut self.order {
-            Order::Heap(h) => h.pop().map(|e| (e.time, e.slot))?,
+            Order::List(l) => l.pop_front().map(|e| (e.time, e.slot))?,
             Order::Instants(i) => i.pop(&self.slots)?,
         };
         self.len -= 1;
@@ -208,23 +211,22 @@ impl<E> Events<E> {
         (slot.seq, event)
     }
 
-    /// From one heap to per-instant FIFOs: the events in order, with `extra` ones (each
+    /// From one list to per-instant FIFOs: the events in order, with `extra` ones (each
     /// with its time and sequence number) joining them, each appended to its instant's
     /// FIFO.
     pub fn keep_per_instant(&mut self, extra: Vec<(Time, u64, E)>) {
-        let Order::Heap(h) = &mut self.order else {
+        let Order::List(l) = &mut self.order else {
             return;
         };
-        let mut all = std::mem::take(h).into_vec();
+        let mut all = Vec::from(std::mem::take(l));
         for (time, seq, event) in extra {
             let slot = self.slot_for(seq, event);
             self.len += 1;
             all.push(Queued { time, seq, slot });
         }
-        // `Queued` orders in reverse: the latest first.
-        all.sort_unstable();
+        all.sort_unstable_by_key(|e| (e.time, e.seq));
         let mut i = Instants::default();
-        for e in all.into_iter().rev() {
+        for e in all {
             // A slot may still hold its link from an earlier spell per instant.
             self.slots[e.slot as usize].next = NIL;
             i.push(e.time, e.slot, &mut self.slots);
@@ -232,13 +234,13 @@ impl<E> Events<E> {
         self.order = Order::Instants(i);
     }
 
-    /// From per-instant FIFOs back to one heap; each event passes through `keep`, which
+    /// From per-instant FIFOs back to one list; each event passes through `keep`, which
     /// hands it back to stay or takes it out of the store.
-    pub fn keep_in_one_heap(&mut self, mut keep: impl FnMut(Time, u64, E) -> Option<E>) {
+    pub fn keep_in_one_list(&mut self, mut keep: impl FnMut(Time, u64, E) -> Option<E>) {
         let Order::Instants(i) = &mut self.order else {
             return;
         };
-        let mut h = BinaryHeap::with_capacity(TO_INSTANTS + 1);
+        let mut l = Vec::with_capacity(TO_INSTANTS + 1);
         let fifos = i.front.take().into_iter().chain(i.others.drain());
         for (time, fifo) in fifos {
             let mut s = fifo.head;
@@ -249,7 +251,7 @@ impl<E> Events<E> {
                 match keep(time, seq, event) {
                     Some(event) => {
                         self.slots[s as usize].event = Some(event);
-                        h.push(Queued { time, seq, slot: s });
+                        l.push(Queued { time, seq, slot: s });
                     }
                     None => {
                         self.free.push(s);
@@ -259,7 +261,8 @@ impl<E> Events<E> {
                 s = next;
             }
         }
-        self.order = Order::Heap(h);
+        l.sort_unstable_by_key(|e| (e.time, e.seq));
+        self.order = Order::List(l.into());
     }
 }
 
@@ -321,7 +324,7 @@ mod tests {
 
     /// Pushes at times that cluster (so that instants hold many events) and spread (so
     /// that there are many instants), with the pending count going up past
-    /// [`TO_INSTANTS`] and down below [`TO_HEAP`] several times: every pop hands out the
+    /// [`TO_INSTANTS`] and down below [`TO_LIST`] several times: every pop hands out the
     /// smallest (time, sequence) pending, as a sorted list would.
     #[test]
     fn hands_out_time_then_sequence_order_in_both_forms() {
@@ -354,7 +357,7 @@ mod tests {
                     let w = want.pop();
                     let got = ev.pop().map(|(t, s)| (t.as_ps(), ev.take(s).1));
                     if ev.sparse() {
-                        ev.keep_in_one_heap(|_, _, e| Some(e));
+                        ev.keep_in_one_list(|_, _, e| Some(e));
                     }
                     assert_eq!(got, w, "seed {seed}, step {step}");
                     if let Some((t, _)) = got {
@@ -363,7 +366,7 @@ mod tests {
                 }
                 assert_eq!(ev.len(), want.len());
                 match ev.order {
-                    Order::Heap(_) => forms.0 += 1,
+                    Order::List(_) => forms.0 += 1,
                     Order::Instants(_) => forms.1 += 1,
                 }
             }

@@ -1,9 +1,9 @@
 //! The event queue of the virtual-time engine, ordered by (time, sequence): events at the
 //! same picosecond run in the order they were scheduled, so a run is deterministic.
 //!
-//! One sequence counter orders the one-shot events ([`super::events`]: a heap while few are
-//! pending, per-instant FIFOs while many are) and the nodes' wake-ups, at most one per
-//! node. While the events are in one heap, the wake-ups are in an indexed heap of their
+//! One sequence counter orders the one-shot events ([`super::events`]: one sorted list while
+//! few are pending, per-instant FIFOs while many are) and the nodes' wake-ups, at most one
+//! per node. While the events are in one list, the wake-ups are in an indexed heap of their
 //! own, moved in place when a node's deadline changes (a single switch's NICs move theirs
 //! at every PFC frame); while the events are kept per instant, the wake-ups are entries
 //! among them (see [`EventQueue`]).
@@ -141,7 +141,7 @@ const STALE_SWEEP_FROM: usize = 1024;
 /// Pending events and wake-ups in time order.
 ///
 /// Where the wake-ups are kept follows the events' form. While the events are few and in
-/// one heap, the wake-ups are in [`WakeHeap`], each moved in place (one sift). While many
+/// one list, the wake-ups are in [`WakeHeap`], each moved in place (one sift). While many
 /// events are kept per instant, each wake-up is an entry among them: in a fabric wake-ups
 /// fall on the instants the arrivals do, where an entry costs a FIFO append instead of a
 /// sift through a heap of every node. Moving or cancelling such a wake-up leaves its old
@@ -150,7 +150,7 @@ const STALE_SWEEP_FROM: usize = 1024;
 /// order handed out is the same either way.
 pub struct EventQueue<E> {
     events: Events<Item<E>>,
-    /// The wake-ups while the events are in one heap.
+    /// The wake-ups while the events are in one list.
     wakes: WakeHeap,
     /// Each node's pending wake-up while they are among the events.
     due: Vec<Option<(Time, u64)>>,
@@ -255,7 +255,7 @@ impl<E> EventQueue<E> {
     #[inline(never)]
     fn sweep(&mut self) {
         let due = &self.due;
-        self.events.keep_in_one_heap(|time, seq, item| match item {
+        self.events.keep_in_one_list(|time, seq, item| match item {
             Item::Wake(n) if due[n as usize] != Some((time, seq)) => None,
             item => Some(item),
         });
@@ -289,7 +289,7 @@ impl<E> EventQueue<E> {
     #[inline(never)]
     fn wakes_into_heap(&mut self) {
         let (due, wakes) = (&mut self.due, &mut self.wakes);
-        self.events.keep_in_one_heap(|time, seq, item| match item {
+        self.events.keep_in_one_list(|time, seq, item| match item {
             Item::Event(e) => Some(Item::Event(e)),
             Item::Wake(n) => {
                 if due[n as usize] == Some((time, seq)) {
@@ -323,7 +323,7 @@ impl<E> EventQueue<E> {
         let (time, slot) = self.events.pop().expect("peeked");
         match self.events.take(slot).1 {
             Item::Event(e) => Some((time, Next::Event(e))),
-            Item::Wake(_) => unreachable!("while events are in one heap, wake-ups are not"),
+            Item::Wake(_) => unreachable!("while events are in one list, wake-ups are not"),
         }
     }
 
@@ -418,7 +418,7 @@ mod tests {
                 let r = next();
                 // Fill for a while (events pile up past the point where they are kept
                 // per instant, with the wake-ups among them), then drain (back to one
-                // heap).
+                // list).
                 let draining = (id / 1500) % 2 == 1;
                 // Delays from 0 to far ahead, so that keys differ in low and in high bits.
                 let delay = match r % 4 {
