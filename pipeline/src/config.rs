@@ -5,7 +5,7 @@ use lossless_buffer_model::mmu::{PoolSpec, ProfileSpec};
 use lossless_buffer_model::scheduler::{Discipline, DEFAULT_DWRR_WEIGHT};
 use lossless_buffer_model::watchdog::WatchdogConfig;
 use lossless_buffer_model::wred::WredProfile;
-use lossless_buffer_model::{Bytes, Length, Named, Rate, Time, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Bytes, Length, Named, Rate, Time, PRIORITIES};
 
 /// MAC of the first port of a switch whose file gives none (locally administered); port i
 /// has this + i.
@@ -192,16 +192,12 @@ impl QosConfig {
 
     /// PGs that carry a PFC-enabled priority: the lossless ones.
     pub fn lossless_pgs(&self) -> u8 {
-        (0..PRIORITIES)
-            .filter(|t| self.pfc_enable & (1 << t) != 0)
-            .fold(0, |m, t| m | 1 << self.tc_to_pg[t])
+        priorities_in(self.pfc_enable).fold(0, |m, t| m | 1 << self.tc_to_pg[t])
     }
 
     /// Queues that carry a PFC-enabled priority: the lossless ones.
     pub fn lossless_queues(&self) -> u8 {
-        (0..PRIORITIES)
-            .filter(|t| self.pfc_enable & (1 << t) != 0)
-            .fold(0, |m, t| m | 1 << self.tc_to_queue[t])
+        priorities_in(self.pfc_enable).fold(0, |m, t| m | 1 << self.tc_to_queue[t])
     }
 }
 

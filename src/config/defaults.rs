@@ -12,7 +12,7 @@
 use lossless_buffer_model::scheduler::{Discipline, DEFAULT_DWRR_WEIGHT};
 use lossless_buffer_model::watchdog::WatchdogConfig;
 use lossless_buffer_model::wred::{self, MarkAt};
-use lossless_buffer_model::{Bytes, Named, Time};
+use lossless_buffer_model::{priorities_in, Bytes, Named, Time};
 use lossless_pipeline::config::{
     FlowletConfig, Forwarding, GroupMode, PortConfig, QosConfig, SwitchConfig,
 };
@@ -69,10 +69,7 @@ pub fn host_ip(index: usize) -> [u8; 4] {
 
 /// The priorities set in `mask`, as `[3, 4]`.
 fn priorities(mask: u8) -> String {
-    let p: Vec<String> = (0..8)
-        .filter(|p| mask & (1 << p) != 0)
-        .map(|p| p.to_string())
-        .collect();
+    let p: Vec<String> = priorities_in(mask).map(|p| p.to_string()).collect();
     format!("[{}]", p.join(", "))
 }
 

@@ -6,7 +6,7 @@ use lossless_buffer_model::asic::Asic;
 use lossless_buffer_model::headroom::{ieee_response_quanta, HeadroomNeed, SonicHeadroom};
 use lossless_buffer_model::mmu::{Behaviour, Crossing, PoolKind, ProfileSpec, Threshold, XonLimit};
 use lossless_buffer_model::scheduler::Discipline;
-use lossless_buffer_model::{Named, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Named, PRIORITIES};
 use lossless_pipeline::config::{FlowControl, Forwarding, Trust};
 use std::fmt::Write;
 
@@ -129,10 +129,7 @@ fn header(o: &mut String, spec: &SwitchSpec) {
         }
     );
     let q = &c.qos;
-    let pfc: Vec<String> = (0..8)
-        .filter(|p| q.pfc_enable & (1 << p) != 0)
-        .map(|p| p.to_string())
-        .collect();
+    let pfc: Vec<String> = priorities_in(q.pfc_enable).map(|p| p.to_string()).collect();
     let _ = writeln!(
         o,
         "  qos: trust {}, PFC on priorities [{}]{}, XOFF quanta {}, PFC response {}{}",

@@ -2,7 +2,7 @@
 //! lines, in time order: XOFF and XON decisions with the PG's occupancy and the level it
 //! crossed, PFC frames sent, PFC frames received with when they take effect.
 
-use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Time};
 use lossless_pipeline::switch::PfcEvent;
 use lossless_pipeline::Switch;
 use serde_json::{json, Value};
@@ -10,7 +10,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 fn prios(mask: u8) -> Vec<usize> {
-    (0..PRIORITIES).filter(|p| mask & (1 << p) != 0).collect()
+    priorities_in(mask).collect()
 }
 
 /// One event as a JSON object.

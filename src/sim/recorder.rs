@@ -7,7 +7,7 @@
 //! the bytes each next-hop group steered to each member.
 
 use super::{HostNode, SwitchNode};
-use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Time, PRIORITIES};
 use lossless_pipeline::drop_reason::DropReason;
 use lossless_ports::flow::FlowRx;
 
@@ -274,7 +274,7 @@ impl Recorder {
                         });
                     }
                 }
-                for prio in (0..PRIORITIES).filter(|q| c.qos.pfc_enable & (1 << q) != 0) {
+                for prio in priorities_in(c.qos.pfc_enable) {
                     r.pauses.push(PausePrio {
                         port: name.clone(),
                         prio,
@@ -419,7 +419,7 @@ impl Recorder {
                 }
                 let paused = port.tx.pause.paused_mask(now);
                 let xoff = port.xoff_mask();
-                for prio in (0..PRIORITIES).filter(|x| c.qos.pfc_enable & (1 << x) != 0) {
+                for prio in priorities_in(c.qos.pfc_enable) {
                     let rec = &mut r.pauses[k];
                     rec.paused.push(paused & (1 << prio) != 0);
                     rec.xoff_sent.push(xoff & (1 << prio) != 0);

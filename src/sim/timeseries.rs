@@ -14,7 +14,7 @@ use super::{HostNode, SwitchNode};
 use crate::config::topology::outputs::MAX_TIMESERIES_ROWS;
 use crate::config::words::CsvFormat;
 use crate::config::{Sampling, Target, TimeseriesOut};
-use lossless_buffer_model::{Time, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Time};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
@@ -26,11 +26,6 @@ const PORT_SERIES: [&str; 5] = [
     "paused",
     "xoff",
 ];
-
-/// The priorities of a bitmap, in order.
-fn prios(mask: u8) -> impl Iterator<Item = usize> {
-    (0..PRIORITIES).filter(move |p| mask & (1 << p) != 0)
-}
 
 /// Writes the recorded series.
 pub struct Sampler {
@@ -68,7 +63,7 @@ impl Sampler {
                             let sw = &switches[p.switch].sw;
                             let name =
                                 format!("{}:{}", sw.config().name, sw.config().ports[p.port].name);
-                            for prio in prios(spec.priorities) {
+                            for prio in priorities_in(spec.priorities) {
                                 cols.extend(
                                     PORT_SERIES.iter().map(|v| format!("{name}:{prio}:{v}")),
                                 );
@@ -78,7 +73,8 @@ impl Sampler {
                             let name = &hosts[h].host.name;
                             cols.push(format!("{name}:rx_buffer_bytes"));
                             cols.extend(
-                                prios(spec.priorities).map(|prio| format!("{name}:{prio}:paused")),
+                                priorities_in(spec.priorities)
+                                    .map(|prio| format!("{name}:{prio}:paused")),
                             );
                         }
                     }
@@ -96,8 +92,8 @@ impl Sampler {
         })
     }
 
-    fn prios(&self) -> impl Iterator<Item = usize> {
-        prios(self.spec.priorities)
+    fn priorities_in(&self) -> impl Iterator<Item = usize> {
+        priorities_in(self.spec.priorities)
     }
 
     /// The regular sample after the one at `now`: None with `sample: change` or past the
@@ -140,7 +136,7 @@ impl Sampler {
                     let port = &sw.ports()[p.port];
                     let paused = port.tx.pause.paused_mask(now);
                     let xoff = port.xoff_mask();
-                    for prio in self.prios() {
+                    for prio in self.priorities_in() {
                         let (q, g) = (sw.mmu().queue(p.port, prio), sw.mmu().pg(p.port, prio));
                         v.extend([
                             q.used() * cell,
@@ -155,7 +151,10 @@ impl Sampler {
                     let host = &mut hosts[h].host;
                     v.push(host.occupancy(now));
                     let paused = host.tx.pause.paused_mask(now);
-                    v.extend(self.prios().map(|prio| ((paused >> prio) & 1) as u64));
+                    v.extend(
+                        self.priorities_in()
+                            .map(|prio| ((paused >> prio) & 1) as u64),
+                    );
                 }
             }
         }
@@ -191,7 +190,7 @@ impl Sampler {
                 self.rows += 1;
             }
             CsvFormat::Long => {
-                let prios: Vec<usize> = self.prios().collect();
+                let prios: Vec<usize> = self.priorities_in().collect();
                 let mut at = 0;
                 for node in &self.spec.nodes {
                     match *node {

@@ -9,7 +9,7 @@ use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
 use lossless_buffer_model::asic::Asic;
 use lossless_buffer_model::mmu::{Behaviour, PoolKind, PoolSpec, ProfileSpec, Slices, Threshold};
-use lossless_buffer_model::{Bytes, Named, PRIORITIES};
+use lossless_buffer_model::{priorities_in, Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
 use lossless_pipeline::default_plan;
 use std::collections::BTreeMap;
@@ -138,7 +138,7 @@ pub fn resolve(
     )?;
     // Every PFC-enabled priority needs a lossless PG, on every port.
     for (port, pgs) in ports.iter().zip(&pgs) {
-        for t in (0..PRIORITIES).filter(|t| qos.pfc_enable & (1 << t) != 0) {
+        for t in priorities_in(qos.pfc_enable) {
             let pg = qos.tc_to_pg[t] as usize;
             if pgs[pg].0.headroom.is_none() {
                 return d.error(pgs[pg].2.or(line(b)), &k.at("pg").at(&pg.to_string()), format!("PFC is enabled on priority {t}, which maps to PG {pg}, but profile `{}` of {} has no xoff: a PFC priority needs a lossless PG profile", pgs[pg].1, port.name));
