@@ -6,6 +6,7 @@
 #
 #   scripts/compare-outputs.sh [BASE]
 #   ONLY_BASE_KEYS=1 scripts/compare-outputs.sh [BASE]   # ignore JSON keys BASE lacks
+#   HEAD_BIN=target/pgo/lossless scripts/compare-outputs.sh  # that binary, not a release build
 #
 # The tests' scenarios are collected by running the simulator test files with
 # LOSSLESS_RECORD_RUNS set (tests/common/mod.rs copies each scenario and its arguments).
@@ -16,9 +17,14 @@ work=$(pwd)/target/compare
 rm -rf "$work/runs" "$work/out"
 mkdir -p "$work/runs" "$work/out"
 
-echo "== building the working tree"
-cargo build --release --bin lossless -q
-head_bin=$(pwd)/target/release/lossless
+if [ -n "${HEAD_BIN:-}" ]; then
+  head_bin=$(realpath "$HEAD_BIN")
+  echo "== the working tree's side: $head_bin"
+else
+  echo "== building the working tree"
+  cargo build --release --bin lossless -q
+  head_bin=$(pwd)/target/release/lossless
+fi
 
 echo "== building $base_rev"
 if [ ! -d "$work/base" ]; then

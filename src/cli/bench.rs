@@ -28,6 +28,9 @@ enum Which {
     /// Median and spread of the runs; the scenario's pcap and CSV outputs are left out
     /// unless --with-outputs. `--instructions` adds the instructions per packet-hop from
     /// two runs under valgrind (the whole run and a fifth of it, so start-up cancels).
+    /// It measures the binary it runs in: `scripts/build-pgo.sh` builds the fastest one
+    /// (whole-program and profile-guided optimization, about a quarter fewer instructions
+    /// than `cargo build --release`; BENCHMARKS.md).
     Sim(SimArgs),
     /// iperf3 TCP and a 64-byte UDP flood through `lossless tap`, a Linux bridge and a plain
     /// TAP copy loop, in one run, with the ratios (root; needs iperf3).
