@@ -19,6 +19,11 @@
 # with its default of 15 the incast's queue overflows its PFC thresholds, and htsim then
 # prints a warning per packet (40 k lines in 5 ms), which would be timed. Data hops/s =
 # frames × links they crossed, PFC frames left out, over the whole process's wall time.
+#
+# Our profile-guided build (BIN=target/pgo/lossless, from scripts/build-pgo.sh) is fairly
+# met by htsim built the same way: HTSIM_PGO=1 builds htsim_roce with g++'s
+# -fprofile-generate, trains it on a 20 ms incast and a 2 ms K=4 run, builds it again with
+# -fprofile-use (its own -O3 / -O2 kept) and times that binary instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:?usage: scripts/vs-htsim.sh HTSIM_CHECKOUT [ROUNDS]}
@@ -60,6 +65,30 @@ PY
 }
 build
 
+htsim=$work/htsim_roce.count
+# The same sources built twice more: instrumented, then with the profile of training runs.
+build_pgo() { # → $work/htsim_roce.pgo
+  local dir="$work/build" prof="$work/pgo-profile"
+  [ -x "$work/htsim_roce.pgo" ] && return
+  echo "building htsim_roce with g++ PGO in $dir ..." >&2
+  make_with() { # extra flags
+    rm -f "$dir"/sim/*.o "$dir"/sim/*.a "$dir"/sim/datacenter/*.o "$dir/sim/datacenter/htsim_roce"
+    (cd "$dir/sim" && make -j2 libhtsim.a CFLAGS="-Wall -std=c++11 -g -fPIE -O3 $1" &&
+      cd datacenter && make -j2 htsim_roce CFLAGS="-Wall -std=c++11 -g -O2 $1") \
+      >>"$dir/build-pgo.log" 2>&1 || { echo "build failed: $dir/build-pgo.log"; exit 1; }
+  }
+  rm -rf "$prof"
+  make_with "-fprofile-generate -fprofile-update=single -fprofile-dir=$prof"
+  (cd "$work" && for run in "-nodes 9 -topo star9.topo -tm incast.cm -end 20000" \
+    "-nodes 16 -tiers 3 -tm perm4.cm -end 2000"; do
+    # shellcheck disable=SC2086 # the run's arguments are words
+    "$dir/sim/datacenter/htsim_roce" $run -strat ecmp_host -paths 1 -mtu 1518 -q 500 \
+      -o /dev/null >/dev/null 2>&1
+  done)
+  make_with "-fprofile-use -fprofile-dir=$prof -Wno-missing-profile"
+  cp "$dir/sim/datacenter/htsim_roce" "$work/htsim_roce.pgo"
+}
+
 # Connection matrices (our flows, host h{pod}_{edge}_{i} = htsim node in that order) and
 # the incast's one-switch topology.
 python3 - "$work" configs/bench/fat-tree-k4.yaml configs/bench/fat-tree-k8.yaml <<'PY'
@@ -82,6 +111,11 @@ with open(f"{work}/star9.topo", "w") as f:
             + "\nTier 1\n" + tier.format(1, ""))
 PY
 
+if [ "${HTSIM_PGO:-0}" = 1 ]; then
+  build_pgo
+  htsim=$work/htsim_roce.pgo
+fi
+
 common=(-strat ecmp_host -paths 1 -mtu 1518 -q 500 -o /dev/null)
 one() { # label, yaml, duration (ms), htsim topology args...
   local label=$1 yaml=$2 ms=$3; shift 3
@@ -89,7 +123,7 @@ one() { # label, yaml, duration (ms), htsim topology args...
   for r in $(seq "$rounds"); do
     /usr/bin/time -f "%e %M" -o "$work/t.ours" "$bin" run "$yaml" --duration "${ms}ms" \
       --quiet --json "$work/ours.json" >/dev/null 2>&1
-    hh=$(cd "$work" && /usr/bin/time -f "%e %M" -o "$work/t.htsim" "$work/htsim_roce.count" \
+    hh=$(cd "$work" && /usr/bin/time -f "%e %M" -o "$work/t.htsim" "$htsim" \
       "$@" "${common[@]}" -end $us 2>&1 >/dev/null | awk '/^DATA_HOPS/ {print $2}')
     python3 - "$label" "$r" "$work" "$hh" <<'PY'
 import json, sys
