@@ -48,7 +48,7 @@ flags=${RUSTFLAGS:-}
 
 echo "== 1/3 instrumented build (profile $profile, target dir $out/gen)"
 RUSTFLAGS="$flags -Cprofile-generate=$raw" \
-  cargo build --profile "$profile" --bin lossless --target-dir "$out/gen" -q
+  cargo build --profile "$profile" --bin lossless --target-dir "$out/gen"
 gen=$out/gen/$profile/lossless
 
 echo "== 2/3 training runs"
@@ -71,6 +71,6 @@ for f in configs/labs/*.yaml; do train "$f" 1ms; done
 
 echo "== 3/3 optimized build with the profile (target dir $out/use)"
 RUSTFLAGS="$flags -Cprofile-use=$(pwd)/$out/merged.profdata" \
-  cargo build --profile "$profile" --bin lossless --target-dir "$out/use" -q
+  cargo build --profile "$profile" --bin lossless --target-dir "$out/use"
 cp "$out/use/$profile/lossless" "$out/lossless"
-echo "built $out/lossless (profile $profile with PGO; llvm-profdata: $profdata)"
+echo "built $out/lossless in ${SECONDS} s (profile $profile with PGO; llvm-profdata: $profdata)"
