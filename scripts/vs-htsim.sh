@@ -20,10 +20,11 @@
 # prints a warning per packet (40 k lines in 5 ms), which would be timed. Data hops/s =
 # frames × links they crossed, PFC frames left out, over the whole process's wall time.
 #
-# Our profile-guided build (BIN=target/pgo/lossless, from scripts/build-pgo.sh) is fairly
-# met by htsim built the same way: HTSIM_PGO=1 builds htsim_roce with g++'s
-# -fprofile-generate, trains it on a 20 ms incast and a 2 ms K=4 run, builds it again with
-# -fprofile-use (its own -O3 / -O2 kept) and times that binary instead.
+# Our profile-guided build (BIN=target/pgo/lossless, from scripts/build-pgo.sh: fat LTO
+# and PGO) is fairly met by htsim built the same way: HTSIM_PGO=1 builds htsim_roce with
+# g++'s -flto and -fprofile-generate, trains it on a 20 ms incast and a 2 ms K=4 run,
+# builds it again with -flto and -fprofile-use (its own -O3 / -O2 kept) and times that
+# binary instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${1:?usage: scripts/vs-htsim.sh HTSIM_CHECKOUT [ROUNDS]}
@@ -66,15 +67,16 @@ PY
 build
 
 htsim=$work/htsim_roce.count
-# The same sources built twice more: instrumented, then with the profile of training runs.
+# The same sources built twice more, with link-time optimization: instrumented, then with
+# the profile of training runs.
 build_pgo() { # → $work/htsim_roce.pgo
   local dir="$work/build" prof="$work/pgo-profile"
   [ -x "$work/htsim_roce.pgo" ] && return
   echo "building htsim_roce with g++ PGO in $dir ..." >&2
   make_with() { # extra flags
     rm -f "$dir"/sim/*.o "$dir"/sim/*.a "$dir"/sim/datacenter/*.o "$dir/sim/datacenter/htsim_roce"
-    (cd "$dir/sim" && make -j2 libhtsim.a CFLAGS="-Wall -std=c++11 -g -fPIE -O3 $1" &&
-      cd datacenter && make -j2 htsim_roce CFLAGS="-Wall -std=c++11 -g -O2 $1") \
+    (cd "$dir/sim" && make -j2 libhtsim.a CFLAGS="-Wall -std=c++11 -g -fPIE -O3 -flto=2 $1" &&
+      cd datacenter && make -j2 htsim_roce CFLAGS="-Wall -std=c++11 -g -O2 -flto=2 $1") \
       >>"$dir/build-pgo.log" 2>&1 || { echo "build failed: $dir/build-pgo.log"; exit 1; }
   }
   rm -rf "$prof"
