@@ -46,7 +46,7 @@ def events(d):  # cachegrind's totals by event name
     names = next(x for x in lines if x.startswith("events:")).split()[1:]
     return dict(zip(names, map(int, next(x for x in lines if x.startswith("summary:")).split()[1:])))
 e1, e2 = events(s), events(l)
-if "I1mr" in e2:
+if "I1mr" in e2 and d2 > d1:
     per = lambda *k: sum(e2[x] - e1[x] for x in k) / (d2 - d1)
     print(f"{f}: per data hop: {per('I1mr'):.1f} L1i misses, {per('D1mr', 'D1mw'):.1f} L1d misses, "
           f"{per('Bcm', 'Bim'):.1f} mispredicted branches ({per('Bim'):.1f} of them indirect)")

@@ -69,9 +69,10 @@ build
 htsim=$work/htsim_roce.count
 # The same sources built twice more, with link-time optimization: instrumented, then with
 # the profile of training runs.
-build_pgo() { # → $work/htsim_roce.pgo
+build_pgo() { # → $work/htsim_roce.pgo-lto (a name of its own: a WORK from before -flto
+  # holds a PGO-only htsim_roce.pgo, which must not be taken for this one)
   local dir="$work/build" prof="$work/pgo-profile"
-  [ -x "$work/htsim_roce.pgo" ] && return
+  [ -x "$work/htsim_roce.pgo-lto" ] && return
   echo "building htsim_roce with g++ PGO in $dir ..." >&2
   make_with() { # extra flags
     rm -f "$dir"/sim/*.o "$dir"/sim/*.a "$dir"/sim/datacenter/*.o "$dir/sim/datacenter/htsim_roce"
@@ -84,11 +85,10 @@ build_pgo() { # → $work/htsim_roce.pgo
   (cd "$work" && for run in "-nodes 9 -topo star9.topo -tm incast.cm -end 20000" \
     "-nodes 16 -tiers 3 -tm perm4.cm -end 2000"; do
     # shellcheck disable=SC2086 # the run's arguments are words
-    "$dir/sim/datacenter/htsim_roce" $run -strat ecmp_host -paths 1 -mtu 1518 -q 500 \
-      -o /dev/null >/dev/null 2>&1
+    "$dir/sim/datacenter/htsim_roce" $run "${common[@]}" >/dev/null 2>&1
   done)
   make_with "-fprofile-use -fprofile-dir=$prof -Wno-missing-profile"
-  cp "$dir/sim/datacenter/htsim_roce" "$work/htsim_roce.pgo"
+  cp "$dir/sim/datacenter/htsim_roce" "$work/htsim_roce.pgo-lto"
 }
 
 # Connection matrices (our flows, host h{pod}_{edge}_{i} = htsim node in that order) and
@@ -113,12 +113,13 @@ with open(f"{work}/star9.topo", "w") as f:
             + "\nTier 1\n" + tier.format(1, ""))
 PY
 
+# htsim's options for every run (training runs included).
+common=(-strat ecmp_host -paths 1 -mtu 1518 -q 500 -o /dev/null)
 if [ "${HTSIM_PGO:-0}" = 1 ]; then
   build_pgo
-  htsim=$work/htsim_roce.pgo
+  htsim=$work/htsim_roce.pgo-lto
 fi
 
-common=(-strat ecmp_host -paths 1 -mtu 1518 -q 500 -o /dev/null)
 one() { # label, yaml, duration (ms), htsim topology args...
   local label=$1 yaml=$2 ms=$3; shift 3
   local us=$((ms * 1000)) hh
