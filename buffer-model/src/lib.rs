@@ -27,4 +27,4 @@ pub mod wred;
 
 pub use mmu::{priorities_in, PRIORITIES};
 pub use named::{Named, WordError};
-pub use units::{Bytes, Length, Rate, RateOrZero, Time};
+pub use units::{Bytes, Length, Rate, RateOrZero, Time, WireTimes};

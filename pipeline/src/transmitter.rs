@@ -16,13 +16,16 @@ use crate::counters::PortCounters;
 use crate::packet::Packet;
 use crate::wire::pfc::{pause_frame, pfc_frame, PFC_FRAME_LEN};
 use lossless_buffer_model::pfc::{PauseTimers, PfcGenerator, PfcRequest};
-use lossless_buffer_model::{Rate, Time, PRIORITIES};
+use lossless_buffer_model::{Rate, Time, WireTimes, PRIORITIES};
 use std::cell::Cell;
 
 /// The transmit side of one port.
 #[derive(Clone, Debug)]
 pub struct Transmitter {
-    speed: Rate,
+    /// The line rate, and the wire time of the last data frame's length.
+    wire: WireTimes,
+    /// Wire time of a PFC or PAUSE frame at this line rate.
+    pfc_wire: Time,
     mac: [u8; 6],
     /// Link is up (frames can arrive and leave).
     pub link_up: bool,
@@ -50,7 +53,8 @@ impl Transmitter {
     /// `pause_quanta` quanta.
     pub fn new(speed: Rate, mac: [u8; 6], pfc_response: Time, pause_quanta: u16) -> Transmitter {
         Transmitter {
-            speed,
+            wire: WireTimes::new(speed),
+            pfc_wire: speed.wire_time(PFC_FRAME_LEN as u64),
             mac,
             link_up: true,
             tx_enabled: true,
@@ -78,7 +82,7 @@ impl Transmitter {
 
     /// Line rate.
     pub fn speed(&self) -> Rate {
-        self.speed
+        self.wire.speed()
     }
 
     /// Let a late poll date a frame's start up to `window` into the past (never before the
@@ -159,7 +163,7 @@ impl Transmitter {
                 pause_frame(buf, self.mac, quanta)
             }
         };
-        let wire = self.speed.wire_time(PFC_FRAME_LEN as u64);
+        let wire = self.pfc_wire;
         self.busy_until = now + wire;
         self.counters.tx_busy += wire;
         Some((pkt, req))
@@ -169,7 +173,7 @@ impl Transmitter {
     pub fn start(&mut self, start: Time, len: u32) {
         self.counters.tx_packets += 1;
         self.counters.tx_bytes += len as u64;
-        let wire = self.speed.wire_time(len as u64);
+        let wire = self.wire.of(len as u64);
         self.busy_until = start + wire;
         self.counters.tx_busy += wire;
         self.touch();

@@ -6,9 +6,9 @@ use super::cabling::{host_fdb_entries, host_routes, Cabling};
 use super::{HostNode, SwitchNode};
 use crate::config::scenario::FlowDef;
 use crate::config::Scenario;
-use lossless_buffer_model::Time;
+use lossless_buffer_model::{Time, WireTimes};
 use lossless_pipeline::config::Forwarding;
-use lossless_pipeline::Switch;
+use lossless_pipeline::{Node, Switch};
 use lossless_ports::collective::Rank;
 use lossless_ports::flow::{FlowRx, FlowSpec, FlowTx, Transport};
 use lossless_ports::host::{Host, RcSink};
@@ -28,8 +28,12 @@ pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
                 Forwarding::L2 { static_fdb, .. } => static_fdb.extend_from_slice(&fdb[si]),
                 Forwarding::L3 { routes, .. } => routes.extend_from_slice(&host_routes[si]),
             }
+            let sw = Switch::new(cfg);
             SwitchNode {
-                sw: Switch::new(cfg),
+                wires: (0..sw.ports().len())
+                    .map(|p| WireTimes::new(sw.port_speed(p)))
+                    .collect(),
+                sw,
                 peers: cabling.switch_peers[si].clone(),
                 same_time_wakes: (Time::ZERO, 0),
             }
@@ -63,6 +67,7 @@ pub fn hosts(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<HostNode> {
             }
             tcp_ends(s, hi, &mut host, seed.wrapping_add(hi as u64));
             HostNode {
+                wire: WireTimes::new(host.port_speed(0)),
                 host,
                 peer: cabling.host_peers[hi],
                 same_time_wakes: (Time::ZERO, 0),

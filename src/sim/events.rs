@@ -1,15 +1,16 @@
 //! The event queue's one-shot events (frame arrivals, scheduled events, samples), handed
-//! out in (time, sequence) order. The events live in a slab; what orders them depends on
-//! how many are pending:
+//! out in (time, sequence) order. What holds and orders them depends on how many are
+//! pending:
 //!
-//! * few (a lab, a single switch): one list of (time, sequence, slot) in that order, the
-//!   earliest at the front. A new event is the latest of its instant (its sequence number
-//!   is the highest yet) and most often of all (a frame lands a wire time and a cable
-//!   later than the one sent before it), so it is appended; one that lands earlier (a PFC
-//!   frame, shorter) is put in place, a binary search and a short move. The earliest is
-//!   taken from the front. A binary heap cost more: a sift on every pop.
-//! * many (a fabric): a FIFO per instant, linked through the slab, with a heap of the
-//!   distinct instants and a map from an instant to its FIFO. Events scheduled for one
+//! * few (a lab, a single switch): one list of (time, sequence, event) in that order, the
+//!   earliest at the front, each event held in its entry (a slab beside the list cost a
+//!   slot's write and read per event). A new event is the latest of its instant (its
+//!   sequence number is the highest yet) and most often of all (a frame lands a wire time
+//!   and a cable later than the one sent before it), so it is appended; one that lands
+//!   earlier (a PFC frame, shorter) is put in place, a binary search and a short move. The
+//!   earliest is taken from the front. A binary heap cost more: a sift on every pop.
+//! * many (a fabric): the events in a slab, a FIFO per instant linked through it, a heap
+//!   of the distinct instants and a map from an instant to its FIFO. Events scheduled for one
 //!   instant are scheduled in sequence order, so a FIFO needs no sorting; and a fabric's
 //!   frames arrive in step (the K=8 fat tree holds ~2,900 events at ~40 instants), so the
 //!   heap is ~6 levels deep where one of events would be ~12, and most events are taken
@@ -35,19 +36,19 @@ const TO_LIST: usize = 64;
 /// End of a FIFO.
 const NIL: u32 = u32::MAX;
 
-/// An event in the slab: the event (None once handed out), its sequence number, and the
-/// next event of the same instant (when kept per instant).
+/// An event in the slab (events kept per instant): the event (None once handed out), its
+/// sequence number, and the next event of the same instant.
 struct Slot<E> {
     event: Option<E>,
     seq: u64,
     next: u32,
 }
 
-/// An entry of the list: an event's time, sequence number and slot.
-struct Queued {
+/// An entry of the list: an event with its time and sequence number.
+struct Queued<E> {
     time: Time,
     seq: u64,
-    slot: u32,
+    event: E,
 }
 
 /// Hashes a time (in picoseconds) for the map of instants: one multiplication, folded so
@@ -90,18 +91,19 @@ struct Instants {
 }
 
 /// What orders the pending events.
-enum Order {
+enum Order<E> {
     /// Few events: one list of them all, in (time, sequence) order.
-    List(VecDeque<Queued>),
+    List(VecDeque<Queued<E>>),
     /// Many: a FIFO per instant.
     Instants(Instants),
 }
 
 /// Pending one-shot events in (time, sequence) order.
 pub(super) struct Events<E> {
+    /// The slab of events kept per instant (the list holds its own).
     slots: Vec<Slot<E>>,
     free: Vec<u32>,
-    order: Order,
+    order: Order<E>,
     len: usize,
 }
 
@@ -109,7 +111,7 @@ impl<E> Events<E> {
     /// No events.
     pub fn new() -> Self {
         Events {
-            slots: Vec::with_capacity(4096),
+            slots: Vec::new(),
             free: Vec::new(),
             order: Order::List(VecDeque::with_capacity(TO_INSTANTS + 1)),
             len: 0,
@@ -124,11 +126,10 @@ impl<E> Events<E> {
     /// Add `event` at `time` with sequence number `seq` (greater than every earlier one).
     #[inline(always)]
     pub fn push(&mut self, time: Time, seq: u64, event: E) {
-        let s = self.slot_for(seq, event);
         self.len += 1;
         match &mut self.order {
             Order::List(l) => {
-                let q = Queued { time, seq, slot: s };
+                let q = Queued { time, seq, event };
                 // After every event of its instant and of earlier ones: its sequence
                 // number is the highest yet.
                 match l.back() {
@@ -139,25 +140,9 @@ impl<E> Events<E> {
                     _ => l.push_back(q),
                 }
             }
-            Order::Instants(i) => i.push(time, s, &mut self.slots),
-        }
-    }
-
-    /// Put `event` in a free slot.
-    fn slot_for(&mut self, seq: u64, event: E) -> u32 {
-        let slot = Slot {
-            event: Some(event),
-            seq,
-            next: NIL,
-        };
-        match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = slot;
-                s
-            }
-            None => {
-                self.slots.push(slot);
-                (self.slots.len() - 1) as u32
+            Order::Instants(i) => {
+                let s = slot_for(&mut self.slots, &mut self.free, seq, event);
+                i.push(time, s, &mut self.slots);
             }
         }
     }
@@ -191,24 +176,21 @@ impl<E> Events<E> {
         }
     }
 
-    /// Unlink the earliest event: its time and slot (then [`Self::take`] it).
+    /// Take the earliest event out: its time, sequence number and the event.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<(Time, u32)> {
+    pub fn pop(&mut self) -> Option<(Time, u64, E)> {
         let popped = match &mut self.order {
-            Order::List(l) => l.pop_front().map(|e| (e.time, e.slot))?,
-            Order::Instants(i) => i.pop(&self.slots)?,
+            Order::List(l) => l.pop_front().map(|e| (e.time, e.seq, e.event))?,
+            Order::Instants(i) => {
+                let (time, s) = i.pop(&self.slots)?;
+                self.free.push(s);
+                let slot = &mut self.slots[s as usize];
+                let event = slot.event.take().expect("a popped slot holds its event");
+                (time, slot.seq, event)
+            }
         };
         self.len -= 1;
         Some(popped)
-    }
-
-    /// The sequence number and event of a slot just popped; the slot is free again.
-    #[inline]
-    pub fn take(&mut self, s: u32) -> (u64, E) {
-        self.free.push(s);
-        let slot = &mut self.slots[s as usize];
-        let event = slot.event.take().expect("a popped slot holds its event");
-        (slot.seq, event)
     }
 
     /// From one list to per-instant FIFOs: the events in order, with `extra` ones (each
@@ -218,18 +200,21 @@ impl<E> Events<E> {
         let Order::List(l) = &mut self.order else {
             return;
         };
-        let mut all = Vec::from(std::mem::take(l));
-        for (time, seq, event) in extra {
-            let slot = self.slot_for(seq, event);
-            self.len += 1;
-            all.push(Queued { time, seq, slot });
-        }
-        all.sort_unstable_by_key(|e| (e.time, e.seq));
+        self.len += extra.len();
+        let listed = std::mem::take(l)
+            .into_iter()
+            .map(|q| (q.time, q.seq, q.event));
+        let mut all: Vec<(Time, u64, u32)> = listed
+            .chain(extra)
+            .map(|(time, seq, event)| {
+                let s = slot_for(&mut self.slots, &mut self.free, seq, event);
+                (time, seq, s)
+            })
+            .collect();
+        all.sort_unstable_by_key(|&(time, seq, _)| (time, seq));
         let mut i = Instants::default();
-        for e in all {
-            // A slot may still hold its link from an earlier spell per instant.
-            self.slots[e.slot as usize].next = NIL;
-            i.push(e.time, e.slot, &mut self.slots);
+        for (time, _, s) in all {
+            i.push(time, s, &mut self.slots);
         }
         self.order = Order::Instants(i);
     }
@@ -248,21 +233,35 @@ impl<E> Events<E> {
                 let slot = &mut self.slots[s as usize];
                 let (seq, next) = (slot.seq, slot.next);
                 let event = slot.event.take().expect("a queued slot holds its event");
+                self.free.push(s);
                 match keep(time, seq, event) {
-                    Some(event) => {
-                        self.slots[s as usize].event = Some(event);
-                        l.push(Queued { time, seq, slot: s });
-                    }
-                    None => {
-                        self.free.push(s);
-                        self.len -= 1;
-                    }
+                    Some(event) => l.push(Queued { time, seq, event }),
+                    None => self.len -= 1,
                 }
                 s = next;
             }
         }
         l.sort_unstable_by_key(|e| (e.time, e.seq));
         self.order = Order::List(l.into());
+    }
+}
+
+/// Put `event` in a free slot of the slab (linked to nothing yet).
+fn slot_for<E>(slots: &mut Vec<Slot<E>>, free: &mut Vec<u32>, seq: u64, event: E) -> u32 {
+    let slot = Slot {
+        event: Some(event),
+        seq,
+        next: NIL,
+    };
+    match free.pop() {
+        Some(s) => {
+            slots[s as usize] = slot;
+            s
+        }
+        None => {
+            slots.push(slot);
+            (slots.len() - 1) as u32
+        }
     }
 }
 
@@ -355,7 +354,7 @@ mod tests {
                 } else {
                     want.sort_unstable_by(|a, b| b.cmp(a));
                     let w = want.pop();
-                    let got = ev.pop().map(|(t, s)| (t.as_ps(), ev.take(s).1));
+                    let got = ev.pop().map(|(t, _, e)| (t.as_ps(), e));
                     if ev.sparse() {
                         ev.keep_in_one_list(|_, _, e| Some(e));
                     }

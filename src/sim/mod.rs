@@ -38,8 +38,8 @@ use crate::config::{Measure, Scenario};
 use crate::measure::Samples;
 use cabling::{Cabling, NodeId, Peer};
 use deadlock::DeadlockWatch;
-use lossless_buffer_model::Time;
-use lossless_pipeline::{Packet, Switch};
+use lossless_buffer_model::{Time, WireTimes};
+use lossless_pipeline::Switch;
 use lossless_ports::host::Host;
 use observers::Observers;
 pub use observers::OutputFiles;
@@ -83,6 +83,9 @@ pub struct SwitchNode {
     pub sw: Switch,
     /// Peer of each port (None: nothing cabled).
     pub peers: Vec<Option<Peer>>,
+    /// Wire times of each port's frames at its line rate, read from the switch once: the
+    /// engine puts frames on links while the switch is still emitting them.
+    pub wires: Vec<WireTimes>,
     /// Wakes asked for at one instant in a row: (that instant, how many).
     same_time_wakes: (Time, u32),
 }
@@ -93,6 +96,8 @@ pub struct HostNode {
     pub host: Host,
     /// The switch port it is cabled to.
     pub peer: Peer,
+    /// Wire times of its frames at its line rate.
+    pub wire: WireTimes,
     /// Wakes asked for at one instant in a row: (that instant, how many).
     same_time_wakes: (Time, u32),
 }
@@ -131,8 +136,6 @@ pub struct Sim {
     /// Port samples where the measurement window opened and closed.
     window_open: Option<(Time, Samples)>,
     window_close: Option<(Time, Samples)>,
-    /// Frames a node starts in one wake-up (kept to reuse its allocation).
-    outbox: Vec<(usize, Packet)>,
     stats: EngineStats,
     /// The deadlock indicator (scenarios with switch-to-switch links).
     deadlocks: Option<DeadlockWatch>,
@@ -184,7 +187,6 @@ impl Sim {
             measure: scenario.run.measure,
             window_open: None,
             window_close: None,
-            outbox: Vec::new(),
             stats: EngineStats::default(),
             deadlocks: (!scenario.run.links.is_empty())
                 .then(|| DeadlockWatch::new(scenario.run.deadlock_time)),

@@ -4,8 +4,11 @@
 //! again at its next deadline.
 
 use super::cabling::{NodeId, Peer};
-use super::{Ev, Sim};
-use lossless_buffer_model::Time;
+use super::loss::Loss;
+use super::observers::Observers;
+use super::queue::EventQueue;
+use super::{EngineStats, Ev, Sim};
+use lossless_buffer_model::{Time, WireTimes};
 use lossless_pipeline::wire::pfc::is_pfc;
 use lossless_pipeline::{Node, Packet};
 
@@ -52,6 +55,64 @@ impl OnWire {
     }
 }
 
+/// What putting a frame on a link touches: the engine without its nodes, so that a node
+/// being woken hands each frame straight to its link.
+struct Links<'a> {
+    now: Time,
+    queue: &'a mut EventQueue<Ev>,
+    on_wire: &'a mut OnWire,
+    stats: &'a mut EngineStats,
+    observers: &'a mut Observers,
+    loss: &'a mut Loss,
+    links_up: &'a [bool],
+}
+
+impl Links<'_> {
+    /// Put a frame that starts leaving `port` of `from` (its wire times `wire`) now onto
+    /// its link to `peer`.
+    fn transmit(
+        &mut self,
+        from: NodeId,
+        port: usize,
+        peer: Option<Peer>,
+        wire: &mut WireTimes,
+        pkt: Packet,
+    ) {
+        if let NodeId::Switch(s) = from {
+            self.observers.frame(s as usize, port, self.now, &pkt);
+        }
+        let Some(peer) = peer else {
+            self.stats.unconnected_drops += 1;
+            return;
+        };
+        if !self.links_up[peer.link as usize] {
+            self.stats.link_down_drops += 1;
+            return;
+        }
+        if self.loss.lose(from, port as u16, peer.link, &pkt) {
+            // Corrupted on the wire: the far end's FCS check drops it.
+            return;
+        }
+        let at = self.now + wire.of(pkt.len as u64) + peer.propagation;
+        self.stats.packet_hops += 1;
+        let pfc = is_pfc(&pkt.data);
+        if pfc {
+            self.stats.pfc_in_flight += 1;
+        }
+        let frame = self.on_wire.put(pkt);
+        self.queue.push(
+            at,
+            Ev::Arrive {
+                node: peer.node,
+                port: peer.port,
+                link: peer.link,
+                pfc,
+                frame,
+            },
+        );
+    }
+}
+
 impl Sim {
     /// Node `id` and its count of wakes at one instant.
     fn node(&mut self, id: NodeId) -> (&mut dyn Node, &mut (Time, u32)) {
@@ -64,14 +125,6 @@ impl Sim {
                 let n = &mut self.hosts[h as usize];
                 (&mut n.host, &mut n.same_time_wakes)
             }
-        }
-    }
-
-    /// What `port` of node `id` is cabled to.
-    fn peer(&self, id: NodeId, port: usize) -> Option<Peer> {
-        match id {
-            NodeId::Switch(s) => self.switches[s as usize].peers[port],
-            NodeId::Host(h) => Some(self.hosts[h as usize].peer),
         }
     }
 
@@ -115,55 +168,38 @@ impl Sim {
         }
     }
 
-    /// Node `id`'s deadline came: it starts what is due, and is scheduled again.
+    /// Node `id`'s deadline came: it starts what is due, each frame put on its link as the
+    /// node hands it out, and it is scheduled again.
     pub(super) fn wake(&mut self, id: NodeId) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.outbox);
-        self.node(id)
-            .0
-            .poll_due(now, &mut |port, pkt| out.push((port, pkt)));
-        for (port, pkt) in out.drain(..) {
-            self.transmit(id, port, pkt);
-        }
-        self.outbox = out;
-        self.schedule(id);
-    }
-
-    /// Put a frame that starts leaving `port` of `from` now onto its link.
-    fn transmit(&mut self, from: NodeId, port: usize, pkt: Packet) {
-        if let NodeId::Switch(s) = from {
-            self.observers.frame(s as usize, port, self.now, &pkt);
-        }
-        let Some(peer) = self.peer(from, port) else {
-            self.stats.unconnected_drops += 1;
-            return;
+        let mut links = Links {
+            now,
+            queue: &mut self.queue,
+            on_wire: &mut self.on_wire,
+            stats: &mut self.stats,
+            observers: &mut self.observers,
+            loss: &mut self.loss,
+            links_up: &self.links_up,
         };
-        if !self.links_up[peer.link as usize] {
-            self.stats.link_down_drops += 1;
-            return;
+        match id {
+            NodeId::Switch(s) => {
+                let n = &mut self.switches[s as usize];
+                let (peers, wires) = (&n.peers, &mut n.wires);
+                let node: &mut dyn Node = &mut n.sw;
+                node.poll_due(now, &mut |port, pkt| {
+                    links.transmit(id, port, peers[port], &mut wires[port], pkt);
+                });
+            }
+            NodeId::Host(h) => {
+                let n = &mut self.hosts[h as usize];
+                let (peer, wire) = (Some(n.peer), &mut n.wire);
+                let node: &mut dyn Node = &mut n.host;
+                node.poll_due(now, &mut |port, pkt| {
+                    links.transmit(id, port, peer, wire, pkt);
+                });
+            }
         }
-        if self.loss.lose(from, port as u16, peer.link, &pkt) {
-            // Corrupted on the wire: the far end's FCS check drops it.
-            return;
-        }
-        let speed = self.node(from).0.port_speed(port);
-        let at = self.now + speed.wire_time(pkt.len as u64) + peer.propagation;
-        self.stats.packet_hops += 1;
-        let pfc = is_pfc(&pkt.data);
-        if pfc {
-            self.stats.pfc_in_flight += 1;
-        }
-        let frame = self.on_wire.put(pkt);
-        self.queue.push(
-            at,
-            Ev::Arrive {
-                node: peer.node,
-                port: peer.port,
-                link: peer.link,
-                pfc,
-                frame,
-            },
-        );
+        self.schedule(id);
     }
 
     /// Make sure node `id` is woken at its next deadline (not at all past the run's end).

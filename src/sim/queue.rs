@@ -30,11 +30,19 @@ struct WakeHeap {
 
 const ABSENT: u32 = u32::MAX;
 
+/// The order of (time, seq) pairs as a number: time in the high half, seq in the low.
+#[inline]
+fn order(time: Time, seq: u64) -> u128 {
+    (u128::from(time.0) << 64) | u128::from(seq)
+}
+
 // A binary heap: a 4-ary one, half as deep, took more instructions (3,826 per packet-hop on
 // the K=8 fat tree against 3,798, 3,277 on the incast against 3,215).
 impl WakeHeap {
-    fn key(&self, i: usize) -> (Time, u64) {
-        (self.heap[i].0, self.heap[i].1)
+    /// Entry `i`'s (time, seq) as one number, so that ordering two entries is one
+    /// comparison without a branch on equal times.
+    fn key(&self, i: usize) -> u128 {
+        order(self.heap[i].0, self.heap[i].1)
     }
     /// Put entry `e` at index `i`.
     fn put(&mut self, i: usize, e: (Time, u64, u32)) {
@@ -47,7 +55,7 @@ impl WakeHeap {
         let e = self.heap[i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            if (e.0, e.1) >= self.key(parent) {
+            if order(e.0, e.1) >= self.key(parent) {
                 break;
             }
             self.put(i, self.heap[parent]);
@@ -58,6 +66,7 @@ impl WakeHeap {
     /// Move entry `i` away from the root while a child is earlier.
     fn down(&mut self, mut i: usize) {
         let e = self.heap[i];
+        let ek = order(e.0, e.1);
         let n = self.heap.len();
         loop {
             let mut m = 2 * i + 1;
@@ -67,7 +76,7 @@ impl WakeHeap {
             if m + 1 < n && self.key(m + 1) < self.key(m) {
                 m += 1;
             }
-            if self.key(m) >= (e.0, e.1) {
+            if self.key(m) >= ek {
                 break;
             }
             self.put(i, self.heap[m]);
@@ -88,7 +97,7 @@ impl WakeHeap {
             }
             i => {
                 let i = i as usize;
-                let earlier = (time, seq) < self.key(i);
+                let earlier = order(time, seq) < self.key(i);
                 self.heap[i].0 = time;
                 self.heap[i].1 = seq;
                 if earlier {
@@ -313,15 +322,15 @@ impl<E> EventQueue<E> {
             (None, None) => return None,
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some(e), Some(w)) => w < e,
+            (Some(e), Some(w)) => order(w.0, w.1) < order(e.0, e.1),
         };
         if take_wake {
             let (time, _, node) = self.wakes.heap[0];
             self.wakes.fired = Some(node);
             return Some((time, Next::Wake(node as usize)));
         }
-        let (time, slot) = self.events.pop().expect("peeked");
-        match self.events.take(slot).1 {
+        let (time, _, item) = self.events.pop().expect("peeked");
+        match item {
             Item::Event(e) => Some((time, Next::Event(e))),
             Item::Wake(_) => unreachable!("while events are in one list, wake-ups are not"),
         }
@@ -331,10 +340,9 @@ impl<E> EventQueue<E> {
     #[inline]
     fn pop_among_events(&mut self) -> Option<(Time, Next<E>)> {
         let popped = loop {
-            let (time, slot) = self.events.pop()?;
-            match self.events.take(slot) {
-                (_, Item::Event(e)) => break (time, Next::Event(e)),
-                (seq, Item::Wake(n)) => {
+            match self.events.pop()? {
+                (time, _, Item::Event(e)) => break (time, Next::Event(e)),
+                (time, seq, Item::Wake(n)) => {
                     let d = &mut self.due[n as usize];
                     if *d == Some((time, seq)) {
                         *d = None;

@@ -107,10 +107,11 @@ impl Switch {
                 }
             }
         }
-        if let (Some(map), Some(tci)) =
-            (self.cfg.qos.tc_to_dot1p, vlan::outer_tci_offset(&pkt.data))
-        {
-            edit::set_pcp(&mut pkt.data, tci, map[pkt.meta.tc as usize]);
+        // The frame's tag is looked for only where PCP is rewritten.
+        if let Some(map) = self.cfg.qos.tc_to_dot1p {
+            if let Some(tci) = vlan::outer_tci_offset(&pkt.data) {
+                edit::set_pcp(&mut pkt.data, tci, map[pkt.meta.tc as usize]);
+            }
         }
         // Never dated back into a pause of the queue's priorities, nor before it was ready.
         let start = self.ports[port]

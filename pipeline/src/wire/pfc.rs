@@ -90,7 +90,9 @@ impl PfcFields<'_> {
     }
     /// All eight PFC pause times.
     pub fn all_quanta(&self) -> [u16; 8] {
-        core::array::from_fn(|p| self.quanta(p))
+        // One bounds check for the whole field (held: `pfc()` checked it), not one each.
+        let q = &self.buf[field::QUANTA];
+        core::array::from_fn(|p| u16::from_be_bytes([q[2 * p], q[2 * p + 1]]))
     }
 }
 

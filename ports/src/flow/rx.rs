@@ -1,7 +1,7 @@
 //! A flow's receiver: what arrives, when, and how late.
 
 use hdrhistogram::Histogram;
-use lossless_buffer_model::{Rate, Time};
+use lossless_buffer_model::Time;
 use lossless_pipeline::Packet;
 use std::collections::VecDeque;
 
@@ -177,8 +177,9 @@ impl FlowRx {
         w.settled as f64 + partial
     }
 
-    /// Count a frame of this flow whose last bit arrived at `now` over a link of `speed`.
-    pub fn record(&mut self, pkt: &Packet, now: Time, speed: Rate) {
+    /// Count a frame of this flow whose last bit arrived at `now`, `wire` after its first
+    /// (its wire time at the link's speed).
+    pub fn record(&mut self, pkt: &Packet, now: Time, wire: Time) {
         let m = &pkt.meta;
         self.rx_packets += 1;
         self.rx_bytes += pkt.len as u64;
@@ -198,7 +199,6 @@ impl FlowRx {
             self.ce_marked += 1;
         }
         let (from, to) = self.window;
-        let wire = speed.wire_time(pkt.len as u64);
         let first_bit = now.saturating_sub(wire);
         self.first_bit.get_or_insert(first_bit);
         if let Some(w) = &mut self.wire {

@@ -70,7 +70,11 @@ fn bits_count_over_their_wire_time() {
     // Back to back: frame k's last bit at (k + 1) wire times.
     for k in 1..=4u64 {
         let pkt = f.take(Time::ZERO, Vec::new());
-        rx.record(&pkt, Time(wire.as_ps() * k), speed);
+        rx.record(
+            &pkt,
+            Time(wire.as_ps() * k),
+            speed.wire_time(pkt.len as u64),
+        );
     }
     let bits = 1518.0 * 8.0;
     let at = |x: f64| rx.bits_by(Time((x * wire.as_ps() as f64) as u64));

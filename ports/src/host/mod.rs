@@ -15,7 +15,7 @@ use crate::flow::{FlowRx, FlowTx};
 pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
 use crate::rc::Responder;
 use crate::tcp::TcpStack;
-use lossless_buffer_model::{Rate, Time};
+use lossless_buffer_model::{Rate, Time, WireTimes};
 use lossless_pipeline::buffers;
 use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::parser::{parse_into, MacControl, Parsed, L3, L4};
@@ -66,6 +66,9 @@ pub struct Host {
     /// The transmitter: link and enable state, busy-until, pause timers (PFC received),
     /// PFC generation (the receive buffer's XOFF), frame and PFC counters.
     pub tx: Transmitter,
+    /// Wire times of the frames it receives (at its port's line rate), for their flows'
+    /// counts.
+    rx_wire: WireTimes,
     nic: NicConfig,
     /// The host's flows (sender side).
     pub flows: Vec<FlowTx>,
@@ -128,6 +131,7 @@ impl Host {
             mac,
             tx: Transmitter::new(speed, mac, nic.pfc_response, nic.pause_quanta)
                 .with_flow_control(nic.flow_control),
+            rx_wire: WireTimes::new(speed),
             nic,
             flows,
             qp_flow,
@@ -317,7 +321,6 @@ impl Host {
     /// A data frame of flow `id` arrived at `now`: counted, and answered by its RC
     /// responder (if any).
     fn deliver(&mut self, pkt: Packet, parsed: &Parsed, now: Time) {
-        let speed = self.speed();
         let id = pkt.meta.flow;
         let Ok(i) = self.receivers.binary_search_by_key(&id, |(i, ..)| *i) else {
             self.misdelivered += 1;
@@ -330,7 +333,7 @@ impl Host {
             return;
         }
         let (_, rx, sink) = &mut self.receivers[i];
-        rx.record(&pkt, now, speed);
+        rx.record(&pkt, now, self.rx_wire.of(pkt.len as u64));
         let reply = match (sink, parsed.bth) {
             (Some(sink), Some(b)) => {
                 let payload = pkt.len.saturating_sub(sink.overhead);
@@ -406,19 +409,23 @@ impl Host {
             self.refill_tcp(now);
             return Some(pkt);
         }
+        // Round robin from the flow after the last one served (`rr` < n; no division).
         let n = self.flows.len();
-        for k in 0..n {
-            let i = (self.rr + k) % n;
-            let f = &self.flows[i];
-            if paused & (1 << f.spec.priority) != 0 || f.ready_at(now) != Some(now) {
-                continue;
+        let mut i = self.rr;
+        for _ in 0..n {
+            if i >= n {
+                i = 0;
             }
-            let start = self.start_time(now, i);
-            let buf = buffers::take(self.flows[i].header_len());
-            let pkt = self.flows[i].take(start, buf);
-            self.rr = (i + 1) % n;
-            self.tx.start(start, pkt.len);
-            return Some(pkt);
+            let f = &self.flows[i];
+            if paused & (1 << f.spec.priority) == 0 && f.ready_at(now) == Some(now) {
+                let start = self.start_time(now, i);
+                let buf = buffers::take(self.flows[i].header_len());
+                let pkt = self.flows[i].take(start, buf);
+                self.rr = if i + 1 == n { 0 } else { i + 1 };
+                self.tx.start(start, pkt.len);
+                return Some(pkt);
+            }
+            i += 1;
         }
         None
     }

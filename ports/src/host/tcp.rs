@@ -80,11 +80,11 @@ impl Host {
     /// A TCP segment arrived at `now`: counted against its flow (the data direction, at
     /// the receiver) and handed to the stack.
     pub(super) fn deliver_tcp(&mut self, pkt: Packet, now: Time) {
-        let speed = self.speed();
         let id = pkt.meta.flow;
         let at = self.receivers.binary_search_by_key(&id, |(i, ..)| *i);
         if let Ok(i) = at {
-            self.receivers[i].1.record(&pkt, now, speed);
+            let wire = self.rx_wire.of(pkt.len as u64);
+            self.receivers[i].1.record(&pkt, now, wire);
         }
         self.run_tcp(Some(crate::tcp::ip_of(&pkt.data)), now);
         // What arrived or was acknowledged may let a rank post its next step.
