@@ -169,7 +169,7 @@ impl Rate {
 /// A port's wire time per frame length ([`Rate::wire_time`]), remembering the last length
 /// asked: a port's frames mostly have one length (a flow's, a PFC frame's), so most frames
 /// cost a compare instead of a division.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct WireTimes {
     speed: Rate,
     /// The last length asked and its wire time.

@@ -10,8 +10,8 @@
 //!   earlier (a PFC frame, shorter) is put in place, a binary search and a short move. The
 //!   earliest is taken from the front. A binary heap cost more: a sift on every pop.
 //! * many (a fabric): the events in a slab, a FIFO per instant linked through it, a heap
-//!   of the distinct instants and a map from an instant to its FIFO. Events scheduled for one
-//!   instant are scheduled in sequence order, so a FIFO needs no sorting; and a fabric's
+//!   of the distinct instants and a map from an instant to its FIFO. Events scheduled for
+//!   one instant are scheduled in sequence order, so a FIFO needs no sorting; and a fabric's
 //!   frames arrive in step (the K=8 fat tree holds ~2,900 events at ~40 instants), so the
 //!   heap is ~6 levels deep where one of events would be ~12, and most events are taken
 //!   from the head of the earliest FIFO without touching a heap.
