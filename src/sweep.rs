@@ -90,7 +90,7 @@ fn split_values(s: &str) -> Vec<&str> {
 /// The scenario text `yaml` with `key` set to `value`, as JSON text for the loader.
 pub fn apply(yaml: &str, key: &str, value: &str) -> Result<String, String> {
     let mut doc: Value =
-        serde_saphyr::from_str(yaml).map_err(|e| format!("reading the scenario: {e}"))?;
+        crate::config::input::from_yaml(yaml).map_err(|e| format!("reading the scenario: {e}"))?;
     let v: Value = serde_saphyr::from_str(value).unwrap_or(Value::String(value.to_string()));
     let mut at = &mut doc;
     let segments: Vec<&str> = key.split('.').collect();

@@ -171,6 +171,7 @@ fn build_image(node: &Node) {
         .arg(&node.image)
         .env("BIN", env!("CARGO_BIN_EXE_lossless"))
         .env("CONTAINERS_CONF", &node.conf)
+        .env("ENGINE", "podman")
         .env("PODMAN_OPTS", "--runtime runc --cgroup-manager cgroupfs")
         .output()
         .unwrap();
@@ -379,4 +380,317 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
     }
     assert_eq!(r["totals"]["lossless_drops"], 0);
     common::ledger::assert_accounted(&r);
+}
+
+/// A containerlab `linux` node of the example, started as containerlab starts one.
+struct ClabNode {
+    name: String,
+    container: String,
+    /// Interfaces its links give it.
+    links: usize,
+}
+
+/// The example's lab (deploy/containerlab/lossless.clab.yml) deployed as containerlab
+/// deploys it — its nodes started from the images this repository builds, with their
+/// sysctls, binds and CLAB_INTFS, no network of their own; then each link a veth pair
+/// between two nodes' namespaces, named as its endpoints say, at its MTU; then each node's
+/// `exec` commands — with podman and nothing fetched. (containerlab's management network,
+/// `eth0` on every node, is left out: it carries no lab traffic.) Removes everything on drop.
+struct ClabLab {
+    conf: PathBuf,
+    images: Vec<String>,
+    nodes: Vec<ClabNode>,
+}
+
+impl ClabLab {
+    fn podman(&self, args: &[&str]) -> std::process::Output {
+        Command::new("podman")
+            .env("CONTAINERS_CONF", &self.conf)
+            .args(["--runtime", "runc", "--cgroup-manager", "cgroupfs"])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("podman {args:?}: {e}"))
+    }
+
+    fn podman_ok(&self, args: &[&str]) -> String {
+        let o = self.podman(args);
+        assert!(
+            o.status.success(),
+            "podman {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    fn container(&self, node: &str) -> String {
+        self.nodes
+            .iter()
+            .find(|n| n.name == node)
+            .unwrap_or_else(|| panic!("no node {node}"))
+            .container
+            .clone()
+    }
+
+    fn pid(&self, node: &str) -> String {
+        self.podman_ok(&["inspect", "-f", "{{.State.Pid}}", &self.container(node)])
+    }
+
+    fn exec(&self, node: &str, args: &[&str]) -> std::process::Output {
+        let c = self.container(node);
+        let mut full = vec!["exec", c.as_str()];
+        full.extend_from_slice(args);
+        self.podman(&full)
+    }
+
+    fn logs(&self, node: &str) -> String {
+        let o = self.podman(&["logs", &self.container(node)]);
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    }
+}
+
+impl Drop for ClabLab {
+    fn drop(&mut self) {
+        for n in &self.nodes {
+            let _ = self.podman(&["rm", "-f", "-t", "2", &n.container]);
+        }
+        for i in &self.images {
+            let _ = self.podman(&["rmi", "-f", i]);
+        }
+        if let Some(d) = self.conf.parent() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Build image `tag` with the script users run (`--host` for the hosts' image).
+fn build_with_script(conf: &std::path::Path, host: bool, tag: &str) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/container-image.sh");
+    let mut cmd = Command::new(script);
+    if host {
+        cmd.arg("--host");
+    }
+    let o = cmd
+        .arg(tag)
+        .env("BIN", env!("CARGO_BIN_EXE_lossless"))
+        .env("ENGINE", "podman")
+        .env("CONTAINERS_CONF", conf)
+        .env("ENGINE_OPTS", "--runtime runc --cgroup-manager cgroupfs")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "image build: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Deploy the example as containerlab would (see [`ClabLab`]).
+fn deploy_example() -> ClabLab {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let clab_dir = root.join("deploy/containerlab");
+    let topo: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(clab_dir.join("lossless.clab.yml")).unwrap(),
+    )
+    .unwrap();
+    let tag = format!("x{}", std::process::id() % 100_000);
+    let dir = std::env::temp_dir().join(format!("lossless-clab-{tag}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("containers.conf");
+    std::fs::write(
+        &conf,
+        "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n",
+    )
+    .unwrap();
+    // The images the file names, built under names of this test's own.
+    let mut lab = ClabLab {
+        conf: conf.clone(),
+        images: Vec::new(),
+        nodes: Vec::new(),
+    };
+    let nodes = topo["topology"]["nodes"].as_object().unwrap();
+    let links = topo["topology"]["links"].as_array().unwrap();
+    let mut renamed = std::collections::BTreeMap::new();
+    for n in nodes.values() {
+        let image = n["image"].as_str().unwrap().to_string();
+        if renamed.contains_key(&image) {
+            continue;
+        }
+        let local = format!("localhost/{}-{tag}", image.replace(':', "-"));
+        build_with_script(&conf, image.starts_with("lossless-host"), &local);
+        lab.images.push(local.clone());
+        renamed.insert(image, local);
+    }
+    let lab_name = topo["name"].as_str().unwrap();
+    let ends = |node: &str| {
+        links
+            .iter()
+            .flat_map(|l| l["endpoints"].as_array().unwrap())
+            .filter(|e| e.as_str().unwrap().split(':').next() == Some(node))
+            .count()
+    };
+    for (name, n) in nodes {
+        assert_eq!(n["kind"], "linux", "{name}: the test deploys linux nodes");
+        let container = format!("clab-{lab_name}-{name}-{tag}");
+        let mut args: Vec<String> = [
+            "run",
+            "-d",
+            "--name",
+            &container,
+            "--hostname",
+            name,
+            "--network",
+            "none",
+            "--cap-add",
+            "NET_ADMIN,NET_RAW",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(["-e".into(), format!("CLAB_INTFS={}", ends(name))]);
+        for (k, v) in n["sysctls"].as_object().into_iter().flatten() {
+            args.extend(["--sysctl".into(), format!("{k}={v}")]);
+        }
+        for b in n["binds"].as_array().into_iter().flatten() {
+            let b = b.as_str().unwrap();
+            // Relative host paths are the topology file's directory's.
+            let (host, rest) = b.split_once(':').unwrap();
+            args.extend([
+                "-v".into(),
+                format!("{}:{rest}", clab_dir.join(host).display()),
+            ]);
+        }
+        args.push(renamed[n["image"].as_str().unwrap()].clone());
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        lab.podman_ok(&argv);
+        lab.nodes.push(ClabNode {
+            name: name.clone(),
+            container,
+            links: ends(name),
+        });
+    }
+    // The links, once every node runs.
+    for (k, l) in links.iter().enumerate() {
+        let e: Vec<&str> = l["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap())
+            .collect();
+        let (a, b) = (e[0].split_once(':').unwrap(), e[1].split_once(':').unwrap());
+        let mtu = l["mtu"].as_u64().unwrap_or(9500).to_string();
+        let (ta, tb) = (format!("{tag}a{k}"), format!("{tag}b{k}"));
+        let (pa, pb) = (lab.pid(a.0), lab.pid(b.0));
+        must(&[
+            "ip", "link", "add", &ta, "netns", &pa, "type", "veth", "peer", "name", &tb, "netns",
+            &pb,
+        ]);
+        for (pid, tmp, name) in [(&pa, &ta, a.1), (&pb, &tb, b.1)] {
+            must(&[
+                "nsenter", "-t", pid, "-n", "ip", "link", "set", tmp, "name", name,
+            ]);
+            must(&[
+                "nsenter", "-t", pid, "-n", "ip", "link", "set", name, "mtu", &mtu,
+            ]);
+            must(&["nsenter", "-t", pid, "-n", "ip", "link", "set", name, "up"]);
+        }
+    }
+    // Each node's exec commands, split into words as containerlab runs them.
+    for (name, n) in nodes {
+        for cmd in n["exec"].as_array().into_iter().flatten() {
+            let words: Vec<&str> = cmd.as_str().unwrap().split_whitespace().collect();
+            let o = lab.exec(name, &words);
+            assert!(
+                o.status.success(),
+                "{name}: `{}`: {}",
+                words.join(" "),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    lab
+}
+
+#[test]
+fn the_containerlab_example_deploys_offline_with_the_repositorys_images() {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "container test cannot run in CI: {why}"
+        );
+        eprintln!("skipping container test: {why}");
+        return;
+    }
+    let lab = deploy_example();
+    assert_eq!(lab.nodes.iter().filter(|n| n.links > 0).count(), 4);
+    wait_for("serving", Duration::from_secs(30), || {
+        lab.logs("sw")
+            .contains("serving iface eth1, iface eth2, iface eth3")
+    });
+    for (from, to) in [
+        ("h1", "198.18.0.2"),
+        ("h3", "198.18.0.1"),
+        ("h2", "198.18.0.3"),
+    ] {
+        let o = lab.exec(from, &["ping", "-c", "20", "-i", "0.05", "-W", "1", to]);
+        assert_eq!(loss_percent(&o), 0.0, "{from} → {to}: {}", lab.logs("sw"));
+    }
+    // TCP at the links' MTU crosses the switch's 1G ports (the host image's iperf3).
+    let srv = lab.container("h2");
+    let server = Command::new("podman")
+        .env("CONTAINERS_CONF", &lab.conf)
+        .args(["--runtime", "runc", "--cgroup-manager", "cgroupfs"])
+        .args(["exec", &srv, "iperf3", "-s", "-1", "-B", "198.18.0.2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = common::procs::Reaper(Some(server));
+    std::thread::sleep(Duration::from_millis(500));
+    let c = lab.exec("h1", &["iperf3", "-c", "198.18.0.2", "-t", "2", "-J"]);
+    let v: Value = serde_json::from_slice(&c.stdout)
+        .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&c.stderr)));
+    let gbps = v["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap()
+        / 1e9;
+    server.wait(Duration::from_secs(10));
+    eprintln!("iperf3 TCP h1 → h2 in the containerlab example: {gbps:.3} Gbit/s");
+    assert!(gbps > 0.5, "{gbps} Gbit/s");
+    // The README's command: the switch's tables from inside its node.
+    let show = lab.podman_ok(&[
+        "exec",
+        &lab.container("sw"),
+        "/lossless",
+        "show",
+        "queue",
+        "--from",
+        "127.0.0.1:9464",
+    ]);
+    assert!(show.contains("Egress queues"), "{show}");
+    let ledger = lab.podman_ok(&[
+        "exec",
+        &lab.container("sw"),
+        "/lossless",
+        "show",
+        "ledger",
+        "--from",
+        "127.0.0.1:9464",
+    ]);
+    // Every port read frames, and none too long for its ring (the links' MTU fits).
+    let rows: Vec<Vec<&str>> = ledger
+        .lines()
+        .filter(|l| l.starts_with("Ethernet"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{ledger}");
+    for r in rows {
+        // Port, "iface", name, state, read, written, write errors, overruns, oversize, ring.
+        assert!(r[4].parse::<u64>().unwrap() > 0, "{ledger}");
+        assert_eq!(r[8], "0", "{ledger}");
+    }
 }

@@ -271,3 +271,107 @@ fn a_shorter_duration_cuts_the_files_windows_and_says_so() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn endless_binary_and_huge_inputs_are_refused_with_the_limit_and_big_fabrics_load() {
+    for args in [
+        &["check", "/dev/zero"][..],
+        &["check", "/dev/urandom"],
+        &["import", "sonic", "/dev/zero"],
+    ] {
+        let o = lossless(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("larger than 16 MiB, the most lossless reads from one file")
+                || err.contains("is not UTF-8"),
+            "{args:?}: {err}"
+        );
+    }
+    // A scenario naming /dev/zero as its config_db: the key and the limit.
+    let f = scenario(
+        "sonic-zero.yaml",
+        "switches:\n  - name: s\n    sonic: /dev/zero\n",
+    );
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(":3: s.sonic: /dev/zero: larger than 16 MiB"),
+        "{err}"
+    );
+    // 20,000 flows on 64 hosts (a 2 MB file): well within the budget.
+    let mut text =
+        String::from("duration: 10us\nswitches:\n  - name: s\n    ports: {count: 64}\nhosts:\n");
+    for i in 0..64 {
+        text += &format!("  - {{name: h{i}, attach: s:Ethernet{i}}}\n");
+    }
+    text += "flows:\n";
+    for i in 0..20_000 {
+        text += &format!(
+            "  - {{name: f{i}, src: h{}, dst: h{}, protocol: udp, dscp: 3, frame: 1518B, pattern: cbr, rate: 1G, size: 1MB}}\n",
+            i % 64,
+            (i + 1) % 64
+        );
+    }
+    let f = scenario("flows-20000.yaml", &text);
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn sizes_have_one_range_however_they_are_written() {
+    let f = |size: &str| {
+        scenario(
+            "size.yaml",
+            &format!(
+                "switches:\n  - name: s\n    ports: {{count: 2}}\nhosts:\n  - {{name: a, attach: s:Ethernet0}}\n  - {{name: b, attach: s:Ethernet1}}\nflows:\n  - {{src: a, dst: b, size: {size}}}\n"
+            ),
+        )
+    };
+    for too_big in ["18446744073709551615", "2TB", "1099511627777B"] {
+        let o = lossless(&["check", f(too_big).to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{too_big}: {err}");
+        assert!(err.contains("at most 1TiB"), "{too_big}: {err}");
+    }
+}
+
+#[test]
+fn check_warns_when_a_lossless_priority_can_be_dropped_at_egress() {
+    // The ingress pool raised to 1 GB: the PGs send XOFF far beyond what the lossless
+    // queue takes, so an incast meets egress drops on a lossless priority. On paper: three
+    // PGs at α = 1 in S = 1 GB settle at 3·S/4 = 750 MB together, plus each one's headroom
+    // (128 KiB) and crossing packet (MTU 9216): 750,420,864 B.
+    let plan = |ingress: &str| {
+        scenario(
+            "egress-limit.yaml",
+            &format!(
+                "switches:\n  - name: tor\n    ports: {{count: 4}}\n    buffer:\n      pools:\n\
+                 \x20       ingress_lossless_pool: {{type: ingress, size: {ingress}}}\n\
+                 \x20       egress_lossless_pool: {{type: egress, size: 16MB, mode: static}}\n\
+                 \x20       ingress_lossy_pool: {{type: ingress, size: 4MB}}\n\
+                 \x20       egress_lossy_pool: {{type: egress, size: 4MB}}\n\
+                 \x20     profiles:\n\
+                 \x20       pg_lossless: {{pool: ingress_lossless_pool, dynamic_th: 0, xoff: 128KiB}}\n\
+                 \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 16MB}}\n\
+                 \x20     pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
+                 \x20   qos: {{pfc_enable: [3]}}\n"
+            ),
+        )
+    };
+    let o = lossless(&["check", plan("1GB").to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(":12: tor.buffer.profiles.q_lossless: lossless priority 3 can be dropped at egress: the ingress PGs of the other ports (pg_lossless, in ingress_lossless_pool) hold up to 750.421MB together in an incast"),
+        "{err}"
+    );
+    assert!(
+        err.contains("queue 3 of Ethernet0 takes at most 16MB"),
+        "{err}"
+    );
+    // With the pool the queue covers: three PGs at α = 1 settle at 3/4 of 16 MB, 12 MB,
+    // plus their headroom: no warning.
+    let o = lossless(&["check", plan("16MB").to_str().unwrap()]);
+    assert!(!stderr(&o).contains("dropped at egress"), "{}", stderr(&o));
+}

@@ -504,7 +504,7 @@ fn no_plotted_rate_exceeds_its_link() {
                 ..RunOptions::default()
             };
             let mut sim = Sim::new(scenario, &opts).unwrap();
-            sim.run(|_| {}).unwrap();
+            sim.run(|_| lossless::sim::Go::On).unwrap();
             let rec = sim.recording().unwrap();
             let mut seen = 0;
             for (name, link, pts) in flow_rates(rec) {

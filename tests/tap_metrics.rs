@@ -314,3 +314,105 @@ fn show_against_nothing_and_a_metrics_address_in_use_are_one_line_errors() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The first line of what `addr` answers to `request` (bounded wait).
+fn status_line(addr: &str, request: &[u8]) -> String {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    // A server may answer (and close) before taking the whole request.
+    let _ = s.write_all(request);
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    String::from_utf8_lossy(&got)
+        .lines()
+        .next()
+        .unwrap_or("(nothing)")
+        .to_string()
+}
+
+/// Kilobytes of `pid`'s peak resident memory (VmHWM).
+fn peak_rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn no_client_can_hold_the_endpoint_and_malformed_requests_get_4xx() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let addr = format!("127.0.0.1:{}", free_port());
+    let spec = SwitchSpec::new(2, "1G");
+    let lab = Lab::with("h", true, &spec, &["--metrics", &addr]);
+    let pid = lab.switch.as_ref().unwrap().id();
+    let scrape = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    assert_eq!(status_line(&addr, scrape), "HTTP/1.1 200 OK");
+
+    // 200 clients that send one byte of a request and then nothing more, and one that sends
+    // a 200 MB request line.
+    let slow: Vec<std::net::TcpStream> = (0..200)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(&addr).unwrap();
+            c.write_all(b"G").unwrap();
+            c
+        })
+        .collect();
+    let big = {
+        let addr = addr.clone();
+        std::thread::spawn(move || {
+            let mut c = std::net::TcpStream::connect(&addr).unwrap();
+            c.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+            let chunk = vec![b'a'; 1 << 20];
+            let _ = c.write_all(b"GET /");
+            let mut sent = 0usize;
+            while sent < 200 << 20 {
+                if c.write_all(&chunk).is_err() {
+                    break; // the server closed it: the line is over its limit
+                }
+                sent += chunk.len();
+            }
+            sent
+        })
+    };
+    // Meanwhile a scrape is answered at once (the switch hands a report over at most
+    // 50 ms after it is asked; 1 s leaves room for a busy machine).
+    let t = Instant::now();
+    assert_eq!(status_line(&addr, scrape), "HTTP/1.1 200 OK");
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    let sent = big.join().unwrap();
+    assert!(sent < 200 << 20, "the 200 MB line was read whole");
+    let t = Instant::now();
+    assert_eq!(status_line(&addr, scrape), "HTTP/1.1 200 OK");
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    drop(slow);
+    let peak = peak_rss_kb(pid);
+    assert!(peak < 64 * 1024, "peak resident memory {peak} kB");
+
+    // Malformed requests get a 4xx, never silence or a 200.
+    for (request, want) in [
+        (&b"\x00\xff\xfegarbage\r\n\r\n"[..], "400"),
+        (b"GET /\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+        (b"GET /metrics\r\n\r\n", "400"),
+        (b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", "404"),
+    ] {
+        let got = status_line(&addr, request);
+        assert!(
+            got.starts_with(&format!("HTTP/1.1 {want}")),
+            "{:?}: {got}",
+            String::from_utf8_lossy(request)
+        );
+    }
+    // A 10 MB POST is read and answered 405, not reset.
+    let mut post = format!(
+        "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        10_000_000
+    )
+    .into_bytes();
+    post.extend(std::iter::repeat_n(b'x', 10_000_000));
+    assert_eq!(status_line(&addr, &post), "HTTP/1.1 405 Method Not Allowed");
+    assert!(peak_rss_kb(pid) < 64 * 1024);
+    drop(lab);
+}

@@ -217,3 +217,66 @@ fn a_missing_interface_and_one_another_switch_serves_are_one_line_errors() {
         assert!(lines[0].contains(expect), "{ports}: {err}");
     }
 }
+
+#[test]
+fn a_veth_deleted_and_made_again_under_its_name_is_attached_again() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    // What a containerlab node restart does to the switch's neighbours: the host's
+    // namespace and veth pair go away, and come back with the same names.
+    let mut lab = Lab::with("vr", true, &SwitchSpec::veth(3, "1G"), &[]);
+    assert_eq!(lab.ping(0, 1, 3, "0.05"), 0.0);
+    lab.delete_host(1);
+    std::thread::sleep(Duration::from_millis(400));
+    lab.add_host(1);
+    // The switch looks for a gone interface by name every 100 ms.
+    std::thread::sleep(Duration::from_millis(500));
+    // Host 0 still knows host 1's old MAC: it asks again, as it would after its entry
+    // went stale.
+    lab.exec(0, &["ip", "neigh", "flush", "all"]);
+    assert_eq!(lab.ping(0, 1, 10, "0.05"), 0.0, "served again");
+    let r = lab.stop_switch();
+    assert_eq!(u(&r["tap"]["reattached"]), 1, "{}", r["tap"]);
+    assert_eq!(u(&port(&r, 1)["reattached"]), 1);
+    assert_eq!(port(&r, 1)["state"], "up");
+    assert!(r["tap"]["ports_gone"].as_array().unwrap().is_empty());
+    assert!(u(&port(&r, 1)["written_frames"]) >= 10);
+}
+
+#[test]
+fn a_cut_pfc_frame_and_cut_udp_headers_are_counted_as_truncated() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    let mut lab = Lab::with("vt", true, &SwitchSpec::veth(2, "1G"), &[]);
+    assert_eq!(lab.ping(0, 1, 2, "0.05"), 0.0);
+    // From host 0's raw socket, unpadded (a veth pads nothing): a PFC frame cut after its
+    // opcode, and IPv4/UDP frames whose IP payload holds 0, 4 or 6 bytes of UDP header.
+    let ip = |kept: usize| {
+        format!(
+            "4500{:04x}000000004011000ac6120001c6120002{}",
+            20 + kept,
+            &"04d204d2000c"[..kept * 2]
+        )
+    };
+    let script = format!(
+        "import socket\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind(('{}',0))\n\
+         s.send(bytes.fromhex('0180c2000001020000000001' + '8808' + '0101'))\n\
+         for k in ({}, {}, {}): s.send(bytes.fromhex('ffffffffffff020000000001' + '0800' + k))\n",
+        lab.tap(0),
+        format_args!("'{}'", ip(0)),
+        format_args!("'{}'", ip(4)),
+        format_args!("'{}'", ip(6)),
+    );
+    let o = lab.exec(0, &["python3", "-c", &script]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(300));
+    let r = lab.stop_switch();
+    let d = &r["switches"][0]["drops_by_reason"];
+    assert_eq!(d["truncated_mac_control"], 1, "{d}");
+    assert_eq!(d["truncated_udp"], 3, "{d}");
+    assert!(d.get("pfc_not_enabled").is_none_or(|v| v == 0), "{d}");
+    assert!(d.get("udp_bad_length").is_none_or(|v| v == 0), "{d}");
+    assert_accounted(&r);
+}

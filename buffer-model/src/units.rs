@@ -223,6 +223,26 @@ impl fmt::Display for Rate {
 pub struct Bytes(pub u64);
 
 impl Bytes {
+    /// The largest size a file may give (a buffer, a flow, a frame): 1 TiB, far above any
+    /// switch buffer (a Tomahawk 5 has 165 MB) and any flow a run moves, and small enough
+    /// that sums of sizes never overflow.
+    pub const MAX_SIZE: Bytes = Bytes(1 << 40);
+
+    /// For a reader: exact below 10,000 bytes, then KB, MB or GB (1000s) with three
+    /// decimals at most ("1518B", "32.768KB", "750.126MB").
+    pub fn approx(self) -> String {
+        let b = self.0;
+        let (div, unit) = match b {
+            0..10_000 => return format!("{b}B"),
+            10_000..10_000_000 => (1e3, "KB"),
+            10_000_000..10_000_000_000 => (1e6, "MB"),
+            _ => (1e9, "GB"),
+        };
+        let text = format!("{:.3}", b as f64 / div);
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        format!("{text}{unit}")
+    }
+
     /// `n` kibibytes.
     pub const fn kib(n: u64) -> Bytes {
         Bytes(n * 1024)
@@ -431,11 +451,12 @@ fn parse_rate(s: &str, zero_ok: bool) -> Result<Rate, UnitError> {
 
 impl core::str::FromStr for Bytes {
     type Err = UnitError;
-    /// Parses `1518`, `1518B`, `32KiB`, `16MB`, `2.5MiB`, `1GB` (KB = 1000, KiB = 1024).
+    /// Parses `1518`, `1518B`, `32KiB`, `16MB`, `2.5MiB`, `1GB`, `1TB` (KB = 1000,
+    /// KiB = 1024), at most [`Bytes::MAX_SIZE`] however it is written.
     fn from_str(s: &str) -> Result<Bytes, UnitError> {
         let err = || UnitError {
             input: s.to_string(),
-            expected: "a size such as 1518B, 32KiB (1024) or 16MB (1000)",
+            expected: "a size such as 1518B, 32KiB (1024) or 16MB (1000), at most 1TiB",
         };
         let (n, unit) = split_number(s).ok_or_else(err)?;
         let mult: u128 = match unit {
@@ -446,9 +467,14 @@ impl core::str::FromStr for Bytes {
             "MiB" => 1 << 20,
             "GB" => 1_000_000_000,
             "GiB" => 1 << 30,
+            "TB" => 1_000_000_000_000,
+            "TiB" => 1 << 40,
             _ => return Err(err()),
         };
-        n.times(mult).map(Bytes).ok_or_else(err)
+        n.times(mult)
+            .filter(|b| *b <= Bytes::MAX_SIZE.0)
+            .map(Bytes)
+            .ok_or_else(err)
     }
 }
 
@@ -566,10 +592,19 @@ mod tests {
         assert_eq!(Rate::gbps(100).to_string(), "100G");
         assert_eq!(Bytes(32_768).to_string(), "32KiB");
         assert_eq!(Bytes(16_000_000).to_string(), "16MB");
+        assert_eq!(Bytes(750_125_952).approx(), "750.126MB");
+        assert_eq!(Bytes(1518).approx(), "1518B");
+        assert_eq!(Bytes(16_000_000).approx(), "16MB");
         for bad in ["", "G", "12X", "1.2.3G", "0G", "-5G", "1.0000001b"] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }
         assert!("1.5B".parse::<Bytes>().is_err());
+        // One range however a size is written.
+        assert_eq!("1TiB".parse::<Bytes>().unwrap(), Bytes::MAX_SIZE);
+        assert_eq!("1TB".parse::<Bytes>().unwrap(), Bytes(1_000_000_000_000));
+        assert!("1099511627777".parse::<Bytes>().is_err());
+        assert!("18446744073709551615".parse::<Bytes>().is_err());
+        assert!("2TB".parse::<Bytes>().is_err());
         assert!(
             "5".parse::<Time>().is_err(),
             "a time needs a unit unless it is 0"

@@ -36,12 +36,12 @@ reasons! {
     TruncatedIpv6 => "truncated_ipv6", "IPv6 header not all present.";
     Ipv6BadVersion => "ipv6_bad_version", "EtherType 0x86DD but IP version is not 6.";
     Ipv6BadPayloadLength => "ipv6_bad_payload_length", "IPv6 payload length beyond the frame.";
-    TruncatedUdp => "truncated_udp", "UDP header not all present.";
-    UdpBadLength => "udp_bad_length", "UDP length below 8 or beyond the IP payload.";
-    TruncatedTcp => "truncated_tcp", "TCP header not all present.";
+    TruncatedUdp => "truncated_udp", "UDP header not all held, or not within the IP payload.";
+    UdpBadLength => "udp_bad_length", "UDP length below 8 (0 outside an IPv6 jumbogram) or beyond the IP payload.";
+    TruncatedTcp => "truncated_tcp", "TCP header (with options) not all held, or not within the IP payload.";
     TcpBadDataOffset => "tcp_bad_data_offset", "TCP data offset below 5.";
     TruncatedBth => "truncated_bth", "UDP port 4791 without a whole 12-byte RoCEv2 BTH.";
-    TruncatedMacControl => "truncated_mac_control", "MAC Control frame without opcode and parameters.";
+    TruncatedMacControl => "truncated_mac_control", "MAC Control frame without its opcode and parameters (the bytes a host's MAC pads a short frame with are not parameters).";
     PfcBadDestination => "pfc_bad_destination", "PFC frame not sent to 01:80:C2:00:00:01.";
     PfcTooShort => "pfc_too_short", "PFC frame shorter than 64 bytes.";
     PfcNotEnabled => "pfc_not_enabled", "PFC frame enabling no PFC-enabled priority of this port.";

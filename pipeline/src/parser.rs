@@ -363,7 +363,7 @@ fn parse_ipv4<const KEEP_BTH: bool>(
     };
     // Only the first fragment carries the transport header.
     if h.fragments_offset().value() == 0 {
-        parse_l4::<KEEP_BTH>(p, data, off + hlen, total - hlen, proto)?;
+        parse_l4::<KEEP_BTH>(p, data, off + hlen, total - hlen, proto, false)?;
     }
     Ok(())
 }
@@ -386,7 +386,8 @@ fn parse_ipv6<const KEEP_BTH: bool>(
     if 40 + payload > avail {
         return Err(DropReason::Ipv6BadPayloadLength);
     }
-    let payload = if payload == 0 { avail - 40 } else { payload };
+    let jumbo = payload == 0;
+    let payload = if jumbo { avail - 40 } else { payload };
     let tc = h.traffic_class();
     // Walk up to four extension headers that are fully held.
     let mut next = h.next_header().0;
@@ -423,10 +424,15 @@ fn parse_ipv6<const KEEP_BTH: bool>(
         src: h.source(),
         dst: h.destination(),
     };
-    parse_l4::<KEEP_BTH>(p, data, at, left, next)
+    parse_l4::<KEEP_BTH>(p, data, at, left, next, jumbo)
 }
 
-/// Transport header at `at`, with `ip_payload` bytes of IP payload by the IP length fields.
+/// Transport header at `at`, with `ip_payload` bytes of IP payload by the IP length fields
+/// (`jumbo`: an IPv6 jumbogram, whose length the IPv6 header does not give).
+///
+/// One rule for a transport header: it must be held and lie within the IP payload, or the
+/// frame is dropped as truncated (`truncated_udp`, `truncated_tcp`) — bytes past the IP
+/// payload are padding, never a header.
 #[inline]
 fn parse_l4<const KEEP_BTH: bool>(
     p: &mut Parsed,
@@ -434,14 +440,18 @@ fn parse_l4<const KEEP_BTH: bool>(
     at: usize,
     ip_payload: usize,
     proto: u8,
+    jumbo: bool,
 ) -> Result<(), DropReason> {
     let held = data.get(at..).unwrap_or(&[]);
     match proto {
         IPPROTO_UDP => {
+            if ip_payload < 8 {
+                return Err(DropReason::TruncatedUdp);
+            }
             let u = UdpHeaderSlice::from_slice(held).map_err(|_| DropReason::TruncatedUdp)?;
             let ulen = u.length() as usize;
-            // Length 0 is allowed for UDP over IPv6 jumbograms.
-            if ulen != 0 && (ulen < 8 || ulen > ip_payload) {
+            // Length 0 is allowed only for UDP over IPv6 jumbograms (RFC 2675).
+            if (ulen == 0 && !jumbo) || (ulen != 0 && (ulen < 8 || ulen > ip_payload)) {
                 return Err(DropReason::UdpBadLength);
             }
             p.l4 = L4::Udp {
@@ -475,12 +485,18 @@ fn parse_l4<const KEEP_BTH: bool>(
         }
         IPPROTO_TCP => {
             use err::tcp::{HeaderError, HeaderSliceError};
+            if ip_payload < 20 {
+                return Err(DropReason::TruncatedTcp);
+            }
             let t = TcpHeaderSlice::from_slice(held).map_err(|e| match e {
                 HeaderSliceError::Len(_) => DropReason::TruncatedTcp,
                 HeaderSliceError::Content(HeaderError::DataOffsetTooSmall { .. }) => {
                     DropReason::TcpBadDataOffset
                 }
             })?;
+            if t.slice().len() > ip_payload {
+                return Err(DropReason::TruncatedTcp);
+            }
             p.l4 = L4::Tcp {
                 src: t.source_port(),
                 dst: t.destination_port(),
@@ -559,6 +575,31 @@ mod tests {
             parse(&bth_short, bth_short.len() as u32 + 4),
             Err(DropReason::TruncatedBth)
         );
+    }
+
+    /// An IPv4 frame (VLAN-tagged, as `udp_frame` makes them) whose IP payload is the first
+    /// `kept` bytes of a UDP header, padded with zeros to 60 bytes as a MAC pads it.
+    fn udp_cut_to(kept: usize) -> Vec<u8> {
+        let mut f = udp_frame(1000, &[]);
+        f.truncate(18 + 20 + kept);
+        let total = (20 + kept) as u16;
+        f[20..22].copy_from_slice(&total.to_be_bytes());
+        f.resize(60, 0);
+        f
+    }
+
+    #[test]
+    fn a_transport_header_must_lie_within_the_ip_payload() {
+        // 0, 4 or 6 bytes of UDP header: one rule, however the padding reads.
+        for kept in [0, 4, 6] {
+            let f = udp_cut_to(kept);
+            assert_eq!(parse(&f, 64), Err(DropReason::TruncatedUdp), "{kept} bytes");
+        }
+        assert!(parse(&udp_cut_to(8), 64).is_ok());
+        // UDP length 0 is a jumbogram's, not IPv4's.
+        let mut f = udp_frame(1000, &[0; 20]);
+        f[18 + 20 + 4..18 + 20 + 6].copy_from_slice(&[0, 0]);
+        assert_eq!(parse(&f, f.len() as u32 + 4), Err(DropReason::UdpBadLength));
     }
 
     #[test]

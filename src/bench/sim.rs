@@ -59,7 +59,7 @@ fn once(scenario: &Scenario, opts: Options) -> std::result::Result<(Time, u64, u
         ..RunOptions::default()
     };
     let mut sim = Sim::new(sc, &ro).map_err(|e| e.to_string())?;
-    sim.run(|_| {}).map_err(|e| e.to_string())?;
+    sim.run(|_| crate::sim::Go::On).map_err(|e| e.to_string())?;
     let o = sim.outcome();
     Ok((
         o.end,

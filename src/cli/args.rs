@@ -2,10 +2,9 @@
 //! meet a closed pipe, and stopping on signals.
 
 use lossless_buffer_model::{Rate, Time};
+use lossless_sys::output::OutputFile;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A wall-clock duration such as `5s` or `100us`.
@@ -58,28 +57,24 @@ pub fn print_out(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
-/// Write `report` as pretty JSON to `path` (its directory must exist: see
-/// [`crate::outdir`]).
-pub fn write_json(path: &Path, report: &serde_json::Value) -> std::io::Result<()> {
-    // Streamed: a large fabric's report would otherwise be held twice, as a value and as
-    // its text.
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    serde_json::to_writer_pretty(&mut out, report)?;
-    out.write_all(b"\n")?;
-    out.flush()
+/// Open `path` for a JSON report (its directory must exist: see [`crate::outdir`]): before
+/// a long run, so that a path that cannot be written fails at once.
+pub fn open_json(path: &Path) -> std::io::Result<OutputFile> {
+    OutputFile::create(path)
 }
 
-/// A flag set by SIGINT, SIGTERM or SIGHUP.
-pub fn stop_on_signals() -> std::io::Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))?;
-    }
-    Ok(stop)
+/// Write `report` as pretty JSON to `path` at once (through a temporary file).
+pub fn save_json(path: &Path, report: &serde_json::Value) -> std::io::Result<()> {
+    write_json(open_json(path)?, report)
+}
+
+/// Write `report` as pretty JSON into `out`, which then takes its name.
+pub fn write_json(mut out: OutputFile, report: &serde_json::Value) -> std::io::Result<()> {
+    // Streamed: a large fabric's report would otherwise be held twice, as a value and as
+    // its text.
+    serde_json::to_writer_pretty(&mut out, report)?;
+    out.write_all(b"\n")?;
+    out.commit()
 }
 
 /// Paths written, for a `plots: …` line.

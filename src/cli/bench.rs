@@ -1,6 +1,6 @@
 //! `lossless bench`: pipeline, simulator and TAP benchmarks (BENCHMARKS.md has figures).
 
-use super::args::{duration, load, print_out, run_length, write_json};
+use super::args::{duration, load, print_out, run_length, save_json};
 use crate::bench::{pipeline, sim, tap, valgrind};
 use clap::{Args, Subcommand};
 use lossless_buffer_model::Time;
@@ -122,7 +122,7 @@ pub fn exec(a: BenchArgs) -> ExitCode {
 fn json_out(path: &Option<PathBuf>, value: &impl serde::Serialize) -> Result<(), String> {
     let Some(path) = path else { return Ok(()) };
     let v = serde_json::to_value(value).map_err(|e| e.to_string())?;
-    write_json(path, &v).map_err(|e| format!("{}: {e}", path.display()))
+    save_json(path, &v).map_err(|e| e.to_string())
 }
 
 fn need_valgrind() -> Result<(), String> {

@@ -1,6 +1,7 @@
 //! `lossless gen`: a paced, PFC-honouring sender on an interface, with a JSON summary.
 
-use super::args::{duration, print_out, rate, stop_on_signals};
+use super::args::{duration, print_out, rate};
+use super::signals::Signals;
 use crate::config::defaults;
 use clap::Args;
 use lossless_buffer_model::{Named, Rate};
@@ -80,8 +81,8 @@ pub fn exec(a: GenArgs) -> ExitCode {
         dst_port: a.dst_port,
         realtime: a.realtime,
     };
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
+    let stop = match Signals::catch() {
+        Ok(s) => s.stop,
         Err(e) => {
             eprintln!("error: cannot handle signals: {e}");
             return ExitCode::FAILURE;

@@ -73,10 +73,10 @@ fn usable(name: &str) -> bool {
 
 fn sonic_cmd(a: SonicArgs) -> ExitCode {
     let shown = a.file.display().to_string();
-    let text = match std::fs::read_to_string(&a.file) {
+    let text = match crate::config::input::read_text(&a.file) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {shown}: cannot read: {e}");
+            eprintln!("error: {shown}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -136,8 +136,8 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
     }
     match &a.output {
         Some(p) => {
-            if let Err(e) = std::fs::write(p, &yaml) {
-                eprintln!("error: {}: {e}", p.display());
+            if let Err(e) = lossless_sys::output::write_whole(p, yaml.as_bytes()) {
+                eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
             eprintln!("wrote {} ({})", p.display(), imported.describe());

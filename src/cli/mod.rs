@@ -8,6 +8,7 @@ mod import;
 mod run;
 mod send_pfc;
 mod show;
+mod signals;
 mod sweep;
 mod tap;
 

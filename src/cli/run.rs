@@ -1,8 +1,9 @@
 //! `lossless run`: a scenario in virtual time, then its report.
 
-use super::args::{load, print_out, run_length, write_json};
+use super::args::{load, open_json, print_out, run_length, write_json};
 use crate::outdir::{Created, Origin};
-use crate::sim::{RunOptions, Sim};
+use crate::report::progress::{Progress, ProgressMode};
+use crate::sim::{Go, RunOptions, Sim};
 use clap::Args;
 use lossless_buffer_model::Time;
 use std::path::{Path, PathBuf};
@@ -36,9 +37,13 @@ pub struct RunArgs {
     /// left out, each with a warning.
     #[arg(long, value_parser = run_length)]
     pub(super) duration: Option<Time>,
-    /// No text report and no progress bar.
+    /// No text report and no progress.
     #[arg(long, short)]
     pub(super) quiet: bool,
+    /// How a long run shows progress (virtual time done, its pace per wall second, when it
+    /// ends): auto is a bar on a terminal and a line on stderr every 5 s otherwise.
+    #[arg(long, value_enum, default_value = "auto", value_name = "HOW")]
+    progress: ProgressMode,
     /// Write SVG figures (buffers with XOFF/XON levels, pause timeline with a tick per PFC
     /// frame, flow throughput, DCQCN rates, ECN marking, link utilisation) and DIR/index.html, one self-contained page with the
     /// figures and the report. With --sweep: DIR/sweep.svg, each metric against the
@@ -80,11 +85,14 @@ pub struct RunArgs {
 
 pub fn exec(a: RunArgs) -> ExitCode {
     let done = match a.sweep.clone() {
-        Some(sweep) => super::sweep::run(&a, &sweep),
+        Some(sweep) => super::sweep::run(&a, &sweep).map(|()| None),
         None => run(&a),
     };
     match done {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(None) => ExitCode::SUCCESS,
+        // Stopped by a signal: its report is written, and the status says so (130 for
+        // Ctrl-C, as a shell reports it).
+        Ok(Some(status)) => ExitCode::from(status),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
@@ -92,8 +100,12 @@ pub fn exec(a: RunArgs) -> ExitCode {
     }
 }
 
-/// One run: load, make room for the outputs, simulate, report.
-fn run(a: &RunArgs) -> Result<(), String> {
+/// One run: load, make room for the outputs, simulate, report. Ok(Some(status)) when a
+/// signal stopped it before its end (its report covers the time simulated until then).
+fn run(a: &RunArgs) -> Result<Option<u8>, String> {
+    // Ctrl-C (or SIGTERM, SIGHUP) stops the run where it is; its report is still written.
+    let signals =
+        super::signals::Signals::catch().map_err(|e| format!("cannot handle signals: {e}"))?;
     let Some(loaded) = load(&a.file) else {
         return Err(format!("{}: not run", a.file.display()));
     };
@@ -114,10 +126,15 @@ fn run(a: &RunArgs) -> Result<(), String> {
         (None, Some(p)) => Some((p.clone(), Origin::File)),
         (None, None) => None,
     };
-    // Every file's directory before the run, so that a long run does not fail at its end.
-    if let Some((p, origin)) = &json {
-        created.file(p, *origin).map_err(|e| at(p, e))?;
-    }
+    // Every file's directory before the run, and the report's file opened, so that a long
+    // run does not fail at its end.
+    let json_file = match &json {
+        Some((p, origin)) => {
+            created.file(p, *origin).map_err(|e| at(p, e))?;
+            Some(open_json(p).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
     if let Some(p) = &a.pfc_log {
         created.file(p, Origin::CommandLine).map_err(|e| at(p, e))?;
     }
@@ -133,7 +150,6 @@ fn run(a: &RunArgs) -> Result<(), String> {
         seed: a.seed,
         duration: a.duration,
         pcap_dir: a.pcap_dir.clone(),
-        progress: !a.quiet,
         record,
         record_window: a.plot_window,
         max_plot_samples: MAX_PLOT_SAMPLES as usize,
@@ -141,17 +157,37 @@ fn run(a: &RunArgs) -> Result<(), String> {
         created,
     };
     let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{}: {e}", a.file.display()))?;
-    let mut bar = crate::report::progress::Progress::new(opts.progress);
-    let ran = sim.run(|f| bar.update(f));
+    let mut bar = Progress::new(if a.quiet {
+        ProgressMode::Off
+    } else {
+        a.progress
+    });
+    let ran = sim.run(|t| {
+        bar.update(t);
+        if signals.stopping() {
+            Go::Stop
+        } else {
+            Go::On
+        }
+    });
     bar.finish();
     ran.map_err(|e| e.to_string())?;
     let outcome = sim.outcome();
-    let report = crate::report::json::report(&outcome);
+    let mut report = crate::report::json::report(&outcome);
+    let stopped_by = report.interrupted.as_ref().and(signals.received());
+    if let (Some(i), Some(sig)) = (&mut report.interrupted, stopped_by) {
+        i.by = super::signals::name(sig).to_string();
+        eprintln!(
+            "lossless run: stopped by {} at {} of virtual time; writing the report of the time simulated so far",
+            i.by,
+            sim.now()
+        );
+    }
     let (end, windowed) = (sim.now(), outcome.windowed);
     let name = outcome.scenario.name.clone();
     let recording = sim.into_recording();
-    if let Some((path, _)) = &json {
-        write_json(path, &report.to_value()).map_err(|e| at(path, e))?;
+    if let Some(file) = json_file {
+        write_json(file, &report.to_value()).map_err(|e| e.to_string())?;
     }
     let mut text = crate::report::text::render(&report);
     if let Some((p, _)) = &json {
@@ -193,7 +229,7 @@ fn run(a: &RunArgs) -> Result<(), String> {
     if !a.quiet {
         print_out(&text);
     }
-    Ok(())
+    Ok(stopped_by.map(|_| signals.exit_status().unwrap_or(130)))
 }
 
 /// `path: error`.
@@ -251,7 +287,8 @@ fn window(s: &str) -> Result<(Time, Time), String> {
 /// fit, with a warning each), so that every key checked against the run's length is checked
 /// against the length that will run. The file itself has passed with its own lines first.
 fn with_duration(file: &std::path::Path, d: Time) -> Result<crate::config::Scenario, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let text =
+        crate::config::input::read_text(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let (text, warnings) = crate::config::duration::with_duration(&text, d)?;
     for w in warnings {
         eprintln!("warning: {}: {w}", file.display());

@@ -1,7 +1,7 @@
 //! `lossless run FILE --sweep KEY=V1,V2,…`: the scenario once per value of one key, a row
 //! of chosen report metrics per run, as a table, JSON rows and a figure.
 
-use super::args::{print_out, write_json};
+use super::args::{open_json, print_out, write_json};
 use super::run::RunArgs;
 use crate::outdir::{Created, Origin};
 use crate::sim::{RunOptions, Sim};
@@ -11,8 +11,8 @@ type Cells = Vec<crate::report::sweep_plot::Cell>;
 
 /// `--sweep`: the scenario once per value, a row of metrics each.
 pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
-    let text =
-        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let text = crate::config::input::read_text(&a.file)
+        .map_err(|e| format!("{}: {e}", a.file.display()))?;
     // Where the results go must exist before the first run, not after the last.
     let mut created = Created::default();
     if let Some(p) = &a.json {
@@ -25,6 +25,13 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
             .dir(d, Origin::CommandLine)
             .map_err(|e| format!("{}: {e}", d.display()))?;
     }
+    // Opened before the runs, so that a path that cannot be written fails at once.
+    let json = a
+        .json
+        .as_deref()
+        .map(open_json)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let stem = a
         .file
         .file_stem()
@@ -59,7 +66,7 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         }
         rows.push((value.clone(), cells));
     }
-    if let Some(path) = &a.json {
+    if let Some(file) = json {
         let out = crate::sweep::SweepReport {
             file: a.file.display().to_string(),
             key: sweep.key.clone(),
@@ -75,7 +82,7 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
                 .collect(),
         };
         let out = serde_json::to_value(&out).expect("a sweep serializes");
-        write_json(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_json(file, &out).map_err(|e| e.to_string())?;
     }
     let t = table(&sweep.key, &rows);
     if let Some(dir) = &a.plot {
@@ -116,7 +123,8 @@ fn run_one(
         ..RunOptions::default()
     };
     let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
-    sim.run(|_| {}).map_err(|e| format!("{name}: {e}"))?;
+    sim.run(|_| crate::sim::Go::On)
+        .map_err(|e| format!("{name}: {e}"))?;
     let report = crate::report::json::report(&sim.outcome()).to_value();
     // A path that names nothing is a mistake, not an empty column.
     if let Some(m) = metrics.iter().find(|m| metric(&report, m).is_empty()) {

@@ -1,6 +1,7 @@
 //! `lossless tap`: the switch between real hosts, one TAP per port, until stopped.
 
-use super::args::{duration, load, period, print_out, stop_on_signals, write_json};
+use super::args::{duration, load, open_json, period, print_out, write_json};
+use super::signals::Signals;
 use clap::Args;
 use lossless_sys::sched::Realtime;
 use std::path::PathBuf;
@@ -160,8 +161,8 @@ pub fn exec(a: TapArgs) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
-    let stop = match stop_on_signals() {
-        Ok(s) => s,
+    let stop = match Signals::catch() {
+        Ok(s) => s.stop,
         Err(e) => {
             eprintln!("error: cannot handle signals: {e}");
             return ExitCode::FAILURE;
@@ -176,6 +177,26 @@ pub fn exec(a: TapArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The report's file is opened now: a path that cannot be written fails before the
+    // switch serves, not when it stops.
+    let json = match a.json.as_deref().map(open_json).transpose() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("error: --json {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // --stats-json appends: the file is made (or must be writable) before serving.
+    if let Some(p) = &a.stats_json {
+        let opened = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p);
+        if let Err(e) = opened {
+            eprintln!("error: --stats-json {}", lossless_sys::output::named(p, e));
+            return ExitCode::FAILURE;
+        }
+    }
     if let Some(limit) = a.wait_for_interfaces {
         if let Err(e) = wait_for_interfaces(spec, limit) {
             eprintln!("error: {source}: {e}");
@@ -205,7 +226,7 @@ pub fn exec(a: TapArgs) -> ExitCode {
         let addr = l
             .local_addr()
             .map_or_else(|_| "?".into(), |a| a.to_string());
-        let shared = std::sync::Arc::new(crate::tap::metrics::Live::default());
+        let shared = std::sync::Arc::new(crate::tap::live::Live::default());
         if let Err(e) = crate::tap::metrics::serve(l, std::sync::Arc::clone(&shared)) {
             eprintln!("error: --metrics: {e}");
             return ExitCode::FAILURE;
@@ -231,14 +252,15 @@ pub fn exec(a: TapArgs) -> ExitCode {
     if let Some(live) = &live {
         live.finish(report.clone());
     }
-    if let Some(path) = &a.json {
-        if let Err(e) = write_json(path, &report.to_value()) {
-            eprintln!("error: {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
-    }
+    // The text report first: it is printed even when the JSON cannot be written.
     if !a.quiet {
         print_out(&crate::report::text::render(&report));
+    }
+    if let Some(file) = json {
+        if let Err(e) = write_json(file, &report.to_value()) {
+            eprintln!("error: --json {e}");
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }

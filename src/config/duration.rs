@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 /// cut to fit in it. The result is JSON text (for [`crate::sweep::parse_applied`]).
 pub fn with_duration(yaml: &str, d: Time) -> Result<(String, Vec<String>), String> {
     let mut doc: Value =
-        serde_saphyr::from_str(yaml).map_err(|e| format!("reading the scenario: {e}"))?;
+        crate::config::input::from_yaml(yaml).map_err(|e| format!("reading the scenario: {e}"))?;
     let Value::Object(top) = &mut doc else {
         return Err("the scenario is not a map".into());
     };

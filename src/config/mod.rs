@@ -9,6 +9,7 @@
 pub mod defaults;
 pub mod diag;
 pub mod duration;
+pub mod input;
 pub mod resolve;
 pub mod scenario;
 pub mod schema;
@@ -38,12 +39,12 @@ pub struct Loaded {
 /// Read and resolve the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Diag {
+    let text = input::read_text(path).map_err(|message| Diag {
         severity: Severity::Error,
         file: file.clone(),
         line: None,
         key: String::new(),
-        message: format!("cannot read: {e}"),
+        message,
     })?;
     let stem = path
         .file_stem()
@@ -53,8 +54,7 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
 
 /// Resolve scenario `text` read from `file` (named in errors; `stem` names default outputs).
 pub fn parse(file: &str, stem: &str, text: &str) -> Result<Loaded, ConfigError> {
-    let mut raw: schema::ScenarioFile =
-        serde_saphyr::from_str(text).map_err(|e| yaml_error(file, &e))?;
+    let mut raw: schema::ScenarioFile = input::from_yaml(text).map_err(|e| yaml_error(file, &e))?;
     let imported = sonic::expand(file, &mut raw)?;
     let (scenario, mut warnings) = resolve::resolve(file, stem, raw)?;
     warnings.splice(0..0, imported);
@@ -63,6 +63,15 @@ pub fn parse(file: &str, stem: &str, text: &str) -> Result<Loaded, ConfigError> 
 
 /// Turn a serde-saphyr error into ours: `file:line: message` followed by its snippet.
 fn yaml_error(file: &str, e: &serde_saphyr::Error) -> ConfigError {
+    if let Some(message) = input::budget_words(e) {
+        return Diag {
+            severity: Severity::Error,
+            file: file.to_string(),
+            line: None,
+            key: String::new(),
+            message,
+        };
+    }
     let text = e.to_string();
     let line = e.location().map(|l| l.line()).filter(|l| *l > 0);
     // saphyr renders "error: line L column C: message\n --> snippet…"; keep message + snippet.

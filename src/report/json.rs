@@ -4,9 +4,9 @@
 
 use super::model::{
     AclRuleReport, DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport,
-    FlowReport, GroupMemberReport, GroupReport, HostReport, LatencyReport, LedgerReport,
-    LinkReport, MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport, PoolReport,
-    PortReport, QueueReport, Report, SwitchReport, TcpReport, Totals, TransportReport,
+    FlowReport, GroupMemberReport, GroupReport, HostReport, InterruptedReport, LatencyReport,
+    LedgerReport, LinkReport, MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport,
+    PoolReport, PortReport, QueueReport, Report, SwitchReport, TcpReport, Totals, TransportReport,
     WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
@@ -540,5 +540,9 @@ pub fn report(o: &Outcome) -> Report {
             timeseries_cut: o.files.timeseries_cut,
         }),
         tap: None,
+        interrupted: o.interrupted.map(|planned| InterruptedReport {
+            by: String::new(),
+            planned_end_ps: planned.map(Time::as_ps),
+        }),
     }
 }

@@ -491,6 +491,13 @@ fn tap(o: &mut String, r: &Report) {
     .sample(&[("switch", sw)], t.link_changes);
     Family::new(
         o,
+        "lossless_tap_reattached_total",
+        "counter",
+        "Times an interface port that was gone was attached again (an interface of its name appeared).",
+    )
+    .sample(&[("switch", sw)], t.reattached);
+    Family::new(
+        o,
         "lossless_tap_queued_frames",
         "gauge",
         "Frames in the switch's queues now.",

@@ -66,13 +66,13 @@ pub fn write(
     if !panels.is_empty() {
         let svg = draw(key, values, panels)?;
         let path = dir.join("sweep.svg");
-        std::fs::write(&path, &svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        lossless_sys::output::write_whole(&path, svg.as_bytes()).map_err(|e| e.to_string())?;
         files.push(path);
         figures.push((format!("Each metric against {key}"), svg));
     }
     let index = dir.join("index.html");
-    std::fs::write(&index, page(title, &figures, table))
-        .map_err(|e| format!("{}: {e}", index.display()))?;
+    lossless_sys::output::write_whole(&index, page(title, &figures, table).as_bytes())
+        .map_err(|e| e.to_string())?;
     files.push(index);
     Ok(files)
 }

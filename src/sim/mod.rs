@@ -43,9 +43,8 @@ use lossless_pipeline::Switch;
 use lossless_ports::host::Host;
 use observers::Observers;
 pub use observers::OutputFiles;
-pub use options::{EngineStats, RunOptions, SimError};
+pub use options::{EngineStats, Go, RunOptions, SimError, Tick};
 use queue::{EventQueue, Next};
-use std::path::PathBuf;
 
 /// What the engine does next.
 enum Ev {
@@ -142,10 +141,14 @@ pub struct Sim {
     /// The run stopped early: it waits for idle, and a deadlock that no watchdog can break
     /// means it never would be.
     stopped_by_deadlock: bool,
+    /// The run was stopped before its end by its caller (Ctrl-C): it ends where it was;
+    /// the end it was going to (None: when idle).
+    interrupted: Option<Option<Time>>,
     /// Samples for `--plot`.
     recorder: Option<recorder::Recorder>,
     record_window: Option<(Time, Time)>,
-    pfc_log: Option<PathBuf>,
+    /// The PFC log's file, opened when the run was built (written when it ends).
+    pfc_log: Option<lossless_sys::output::OutputFile>,
 }
 
 impl Sim {
@@ -171,6 +174,15 @@ impl Sim {
             }
         }
         let observers = Observers::create(&scenario, opts, &switches, &hosts)?;
+        let pfc_log = match &opts.pfc_log {
+            Some(path) => Some(lossless_sys::output::OutputFile::create(path).map_err(
+                |source| SimError::Output {
+                    path: path.clone(),
+                    source,
+                },
+            )?),
+            None => None,
+        };
         Ok(Sim {
             seed,
             end: b.end,
@@ -191,11 +203,12 @@ impl Sim {
             deadlocks: (!scenario.run.links.is_empty())
                 .then(|| DeadlockWatch::new(scenario.run.deadlock_time)),
             stopped_by_deadlock: false,
+            interrupted: None,
             recorder: opts.record.map(|every| {
                 recorder::Recorder::new(every, opts.max_plot_samples, longest_frame(&scenario))
             }),
             record_window: opts.record_window,
-            pfc_log: opts.pfc_log.clone(),
+            pfc_log,
             scenario,
         })
     }
@@ -244,8 +257,9 @@ impl Sim {
         }
     }
 
-    /// Run to the end; `progress` is called now and then with the fraction done.
-    pub fn run(&mut self, mut progress: impl FnMut(f64)) -> Result<(), SimError> {
+    /// Run to the end; `tick` is called now and then with where the run stands, and may
+    /// stop it there ([`Go::Stop`]: the run ends at the time reached, marked interrupted).
+    pub fn run(&mut self, mut tick: impl FnMut(Tick) -> Go) -> Result<(), SimError> {
         let wall = std::time::Instant::now();
         self.start();
         while let Some((t, ev)) = self.queue.pop() {
@@ -284,42 +298,41 @@ impl Sim {
                 return Err(e);
             }
             if self.stats.events & 0xFFFF == 0 {
-                progress(if self.until_idle {
-                    0.0
-                } else {
-                    t.as_ps() as f64 / self.end.as_ps().max(1) as f64
-                });
+                let at = Tick {
+                    now: t,
+                    end: (!self.until_idle).then_some(self.end),
+                };
+                if tick(at) == Go::Stop {
+                    self.interrupted = Some(at.end);
+                    break;
+                }
             }
             if self.until_idle && self.idle() {
                 break;
             }
         }
-        self.finish(wall, &mut progress)
+        self.finish(wall)
     }
 
     /// Close the run: its end, the window's last edge, the files, the hosts' counts.
-    fn finish(
-        &mut self,
-        wall: std::time::Instant,
-        progress: &mut impl FnMut(f64),
-    ) -> Result<(), SimError> {
-        if self.until_idle {
+    fn finish(&mut self, wall: std::time::Instant) -> Result<(), SimError> {
+        if self.until_idle || self.interrupted.is_some() {
             self.end = self.now;
         } else {
             self.now = self.end;
         }
-        progress(1.0);
         if self.window_close.is_none() {
             self.sample_window(false);
         }
         self.observers.finish(&self.switches, &mut self.hosts)?;
-        if let Some(path) = self.pfc_log.clone() {
-            pfc_log::write(&path, self.switches.iter_mut().map(|n| &mut n.sw)).map_err(
-                |source| SimError::Output {
+        if let Some(out) = self.pfc_log.take() {
+            let path = out.path().to_path_buf();
+            pfc_log::write(out, self.switches.iter_mut().map(|n| &mut n.sw)).map_err(|source| {
+                SimError::Output {
                     path: path.clone(),
                     source,
-                },
-            )?;
+                }
+            })?;
             self.observers.files.pfc_log = Some(path);
         }
         self.stats.misdelivered = self.hosts.iter().map(|h| h.host.misdelivered).sum();

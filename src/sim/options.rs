@@ -14,8 +14,6 @@ pub struct RunOptions {
     pub duration: Option<Time>,
     /// Override where pcap files go (all switch ports when the scenario names none).
     pub pcap_dir: Option<PathBuf>,
-    /// Show a progress bar (only on a terminal, only after a second of wall time).
-    pub progress: bool,
     /// Record samples for plots at this interval (`--plot`).
     pub record: Option<Time>,
     /// Record only in this window (`--plot-window`); default the whole run.
@@ -27,6 +25,25 @@ pub struct RunOptions {
     /// Directories created for this run's files before it started (the report lists them
     /// with those the run creates).
     pub created: crate::outdir::Created,
+}
+
+/// Where a run stands, handed to the caller of [`super::Sim::run`] now and then (every
+/// 65,536 events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tick {
+    /// Virtual time reached.
+    pub now: Time,
+    /// When the run ends (None: when the network is idle).
+    pub end: Option<Time>,
+}
+
+/// Whether a run goes on after a [`Tick`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Go {
+    /// Go on.
+    On,
+    /// Stop here: the run ends at the time reached, and its report says it was interrupted.
+    Stop,
 }
 
 /// Counters of the engine itself.
@@ -62,11 +79,21 @@ pub enum SimError {
     #[error("{0}")]
     Config(crate::config::Diag),
     /// An output file could not be created or written.
-    #[error("{path}: {source}")]
+    #[error("{}", output_error(.path, .source))]
     Output {
         /// The file.
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// `path: error`, unless the error names the path already.
+fn output_error(path: &std::path::Path, e: &std::io::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with(&path.display().to_string()) {
+        text
+    } else {
+        format!("{}: {text}", path.display())
+    }
 }

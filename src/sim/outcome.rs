@@ -35,6 +35,9 @@ pub struct Outcome<'a> {
     pub deadlocks: Option<&'a DeadlockWatch>,
     /// The run stopped at a deadlock that nothing could break.
     pub stopped_by_deadlock: bool,
+    /// The run was stopped before its end by its caller (Ctrl-C): Some(the end it was going
+    /// to, None when it was to run until idle).
+    pub interrupted: Option<Option<Time>>,
     /// Frames lost on the wire on purpose, per link (hosts' first): a→b, b→a.
     pub injected: &'a [[u64; 2]],
 }
@@ -66,6 +69,7 @@ impl Sim {
             files: &self.observers.files,
             deadlocks: self.deadlocks.as_ref(),
             stopped_by_deadlock: self.stopped_by_deadlock,
+            interrupted: self.interrupted,
             injected: &self.loss.injected,
         }
     }

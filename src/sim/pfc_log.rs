@@ -5,9 +5,9 @@
 use lossless_buffer_model::{priorities_in, Time};
 use lossless_pipeline::switch::PfcEvent;
 use lossless_pipeline::Switch;
+use lossless_sys::output::OutputFile;
 use serde_json::{json, Value};
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::io::{self, Write};
 
 fn prios(mask: u8) -> Vec<usize> {
     priorities_in(mask).collect()
@@ -92,8 +92,11 @@ fn line(sw: &Switch, e: &PfcEvent) -> (Time, Value) {
     }
 }
 
-/// Write the events of `switches` (taken from each) to `path`, oldest first.
-pub fn write<'a>(path: &Path, switches: impl Iterator<Item = &'a mut Switch>) -> io::Result<u64> {
+/// Write the events of `switches` (taken from each) to `out`, oldest first.
+pub fn write<'a>(
+    mut out: OutputFile,
+    switches: impl Iterator<Item = &'a mut Switch>,
+) -> io::Result<u64> {
     let mut all: Vec<(Time, usize, Value)> = Vec::new();
     for sw in switches {
         for e in sw.take_pfc_log() {
@@ -103,10 +106,9 @@ pub fn write<'a>(path: &Path, switches: impl Iterator<Item = &'a mut Switch>) ->
         }
     }
     all.sort_by_key(|(t, n, _)| (*t, *n));
-    let mut out = BufWriter::new(std::fs::File::create(path)?);
     for (_, _, v) in &all {
         writeln!(out, "{v}")?;
     }
-    out.flush()?;
+    out.commit()?;
     Ok(all.len() as u64)
 }

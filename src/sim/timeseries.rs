@@ -15,8 +15,8 @@ use crate::config::topology::outputs::MAX_TIMESERIES_ROWS;
 use crate::config::words::CsvFormat;
 use crate::config::{Sampling, Target, TimeseriesOut};
 use lossless_buffer_model::{priorities_in, Time};
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use lossless_sys::output::OutputFile;
+use std::io::{self, Write};
 
 /// Values of one switch port and priority, in column order.
 const PORT_SERIES: [&str; 5] = [
@@ -29,7 +29,7 @@ const PORT_SERIES: [&str; 5] = [
 
 /// Writes the recorded series.
 pub struct Sampler {
-    out: BufWriter<File>,
+    out: OutputFile,
     spec: TimeseriesOut,
     /// Values last written (empty before the first row), in wide column order.
     last: Vec<u64>,
@@ -49,7 +49,7 @@ impl Sampler {
         switches: &[SwitchNode],
         hosts: &[HostNode],
     ) -> io::Result<Sampler> {
-        let mut out = BufWriter::new(File::create(&spec.csv)?);
+        let mut out = OutputFile::create(&spec.csv)?;
         match spec.format {
             CsvFormat::Long => writeln!(
                 out,
@@ -271,7 +271,7 @@ impl Sampler {
         if let Some(p) = self.pending.take() {
             self.write(p, switches, hosts, true)?;
         }
-        self.out.flush()?;
+        self.out.commit()?;
         Ok(self.cut)
     }
 }

@@ -1,105 +1,46 @@
-//! Live counters of a running `lossless tap` (`--metrics ADDR`): a small HTTP server on
-//! its own thread. `GET /metrics` is the Prometheus text exposition
+//! The live counters of a running `lossless tap` (`--metrics ADDR`): an HTTP server on its
+//! own thread. `GET /metrics` is the Prometheus text exposition
 //! ([`crate::report::prometheus`]), `GET /json` the report the switch would write if it
 //! stopped now, `GET /show/pfc|queue|watermark|ledger` the tables `lossless show` prints.
+//! Reports come from the pipeline thread through [`Live`].
 //!
-//! The pipeline thread owns the switch, so a request asks it for a fresh report
-//! ([`Live::wanted`], looked at on every turn of its loop, at most 50 ms apart) and waits
-//! for it; once the switch has stopped, requests get the final report at once, which is
-//! why the last scrape and the JSON written at exit agree.
+//! The endpoint faces whatever can reach it (the container image listens on 0.0.0.0), so
+//! no client can hold it: HTTP is hyper's (malformed requests get 400, a head over
+//! [`MAX_HEAD`] bytes 431), connections are served concurrently on one thread, each has
+//! [`HEAD_WAIT`] to send its request and [`CONNECTION_LIFE`] in all, at most
+//! [`MAX_CONNECTIONS`] are open (a new one closes the oldest), and each connection answers
+//! one request.
 
-use crate::report::model::Report;
-use crate::report::text::Table;
-use std::io::{self, BufRead, BufReader, Write};
+use super::live::{Live, ANSWER_WAIT};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How long a request waits for the pipeline thread's report.
-const ANSWER_WAIT: Duration = Duration::from_secs(2);
-/// How long a client may take to send its request.
-const REQUEST_WAIT: Duration = Duration::from_secs(2);
-/// Longest request head read.
-const MAX_REQUEST: usize = 8192;
-
-#[derive(Default)]
-struct State {
-    /// Requests made, and the last one answered.
-    asked: u64,
-    answered: u64,
-    report: Option<Arc<Report>>,
-    /// The switch has stopped: `report` is final.
-    finished: bool,
-}
-
-/// Reports handed from the pipeline thread to the HTTP thread.
-#[derive(Default)]
-pub struct Live {
-    want: AtomicBool,
-    state: Mutex<State>,
-    ready: Condvar,
-}
-
-impl std::fmt::Debug for Live {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Live")
-            .field("wanted", &self.wanted())
-            .finish()
-    }
-}
-
-impl Live {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Does a request wait for a report? (The pipeline thread asks on every turn.)
-    pub fn wanted(&self) -> bool {
-        self.want.load(Ordering::Relaxed)
-    }
-
-    /// Answer the requests waiting with `r`.
-    pub fn publish(&self, r: Report) {
-        let mut s = self.lock();
-        self.want.store(false, Ordering::Relaxed);
-        s.answered = s.asked;
-        s.report = Some(Arc::new(r));
-        self.ready.notify_all();
-    }
-
-    /// The switch stopped: `r` is the final report, the answer to every later request.
-    pub fn finish(&self, r: Report) {
-        self.publish(r);
-        self.lock().finished = true;
-    }
-
-    /// A report at least as new as this call (None if the pipeline thread did not answer
-    /// in time).
-    fn fetch(&self) -> Option<Arc<Report>> {
-        let mut s = self.lock();
-        if s.finished {
-            return s.report.clone();
-        }
-        s.asked += 1;
-        let ticket = s.asked;
-        self.want.store(true, Ordering::Relaxed);
-        let deadline = Instant::now() + ANSWER_WAIT;
-        while s.answered < ticket && !s.finished {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            s = self
-                .ready
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        s.report.clone()
-    }
-}
+/// Connections open at once; a new connection beyond this closes the oldest, so that
+/// idle or slow clients cannot keep a scrape out.
+pub const MAX_CONNECTIONS: usize = 256;
+/// How long a client may take to send its request head.
+pub const HEAD_WAIT: Duration = Duration::from_secs(3);
+/// How long a connection may live in all: request, answer, and the client reading it.
+pub const CONNECTION_LIFE: Duration = Duration::from_secs(10);
+/// Largest request head (request line and headers) read, in bytes (hyper's read buffer;
+/// 8 KiB is its least).
+pub const MAX_HEAD: usize = 16 * 1024;
+/// Largest request body read (and thrown away) before a request other than GET gets its
+/// 405; a longer one gets 413 and the connection closes.
+pub const MAX_BODY: usize = 16 * 1024 * 1024;
+/// Reports built at once (each on a blocking thread, waiting up to [`ANSWER_WAIT`] for the
+/// pipeline thread): requests beyond wait their turn, and share the report that comes.
+const ANSWERS_AT_ONCE: usize = 4;
 
 /// Bind `addr` (before any device is opened, so that an address in use fails first).
 pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
@@ -115,55 +56,147 @@ pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 
 /// Serve `listener` on a thread for as long as the process lives.
 pub fn serve(listener: TcpListener, live: Arc<Live>) -> io::Result<JoinHandle<()>> {
+    listener.set_nonblocking(true)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .max_blocking_threads(ANSWERS_AT_ONCE)
+        .thread_name("metrics-answer")
+        .build()?;
     std::thread::Builder::new()
         .name("metrics".into())
-        .spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let _ = answer(conn, &live);
-            }
-        })
+        .spawn(move || rt.block_on(accept(listener, live)))
 }
 
-/// Read one request and answer it.
-fn answer(conn: TcpStream, live: &Live) -> io::Result<()> {
-    conn.set_read_timeout(Some(REQUEST_WAIT))?;
-    conn.set_write_timeout(Some(REQUEST_WAIT))?;
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    // The rest of the head: read and ignore (bounded).
-    let mut seen = line.len();
+/// The connections open, oldest first; dropping a connection's sender closes it.
+#[derive(Default)]
+struct Open {
+    next: u64,
+    conns: BTreeMap<u64, tokio::sync::oneshot::Sender<()>>,
+}
+
+/// Accept connections for ever, each served on its own task.
+async fn accept(listener: TcpListener, live: Arc<Live>) {
+    let listener = match tokio::net::TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("lossless tap: --metrics stopped: {e}");
+            return;
+        }
+    };
+    let open = Arc::new(Mutex::new(Open::default()));
+    let answers = Arc::new(tokio::sync::Semaphore::new(ANSWERS_AT_ONCE));
     loop {
-        let mut h = String::new();
-        let n = reader.read_line(&mut h)?;
-        seen += n;
-        if n == 0 || h == "\r\n" || h == "\n" || seen > MAX_REQUEST {
-            break;
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            // Out of file descriptors or a connection reset before it was accepted: wait
+            // a little (the open ones time out) and go on.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let (closer, closed) = tokio::sync::oneshot::channel::<()>();
+        let id = {
+            let mut o = open.lock().unwrap_or_else(|e| e.into_inner());
+            if o.conns.len() >= MAX_CONNECTIONS {
+                o.conns.pop_first();
+            }
+            o.next += 1;
+            let id = o.next;
+            o.conns.insert(id, closer);
+            id
+        };
+        let (live, open, answers) = (Arc::clone(&live), Arc::clone(&open), Arc::clone(&answers));
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                answer(req, Arc::clone(&live), Arc::clone(&answers))
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_WAIT)
+                .max_buf_size(MAX_HEAD)
+                .keep_alive(false)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            tokio::select! {
+                _ = closed => {}
+                _ = tokio::time::timeout(CONNECTION_LIFE, conn) => {}
+            }
+            open.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .conns
+                .remove(&id);
+        });
+    }
+}
+
+/// The answer to one request.
+async fn answer(
+    req: Request<Incoming>,
+    live: Arc<Live>,
+    answers: Arc<tokio::sync::Semaphore>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    if req.method() != Method::GET {
+        // Read the body before answering (bounded), so that the client reads a 405, not a
+        // reset of a connection closed with its data unread.
+        let too_long = drain(req.into_body(), MAX_BODY).await;
+        let (status, text) = if too_long {
+            (StatusCode::PAYLOAD_TOO_LARGE, "GET only\n")
+        } else {
+            (StatusCode::METHOD_NOT_ALLOWED, "GET only\n")
+        };
+        let mut r = reply(status, "text/plain", text.into());
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET"));
+        return Ok(r);
+    }
+    let path = req.uri().path().to_string();
+    let Ok(_turn) = answers.acquire_owned().await else {
+        return Ok(reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "the endpoint is stopping\n".into(),
+        ));
+    };
+    let page = tokio::task::spawn_blocking(move || route(&path, &live)).await;
+    Ok(match page {
+        Ok((status, kind, body)) => reply(status, kind, body),
+        Err(_) => reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            "the report could not be made\n".into(),
+        ),
+    })
+}
+
+/// Read and drop a request body up to `limit` bytes; true when it was longer.
+async fn drain(mut body: Incoming, limit: usize) -> bool {
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(f) => {
+                seen += f.data_ref().map_or(0, |d| d.len());
+                if seen > limit {
+                    return true;
+                }
+            }
+            Err(_) => return false,
         }
     }
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let (status, kind, body) = if method != "GET" {
-        (
-            "405 Method Not Allowed",
-            "text/plain",
-            "GET only\n".to_string(),
-        )
-    } else {
-        route(path, live)
-    };
-    let mut out = conn;
-    write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    out.flush()
+    false
 }
 
-/// The answer to `GET path`: status, content type, body.
-fn route(path: &str, live: &Live) -> (&'static str, &'static str, String) {
-    let path = path.split('?').next().unwrap_or("");
+fn reply(status: StatusCode, kind: &'static str, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
+    r
+}
+
+/// The answer to `GET path`: status, content type, body. Blocks while it waits for the
+/// pipeline thread's report.
+fn route(path: &str, live: &Live) -> (StatusCode, &'static str, String) {
     // The tables' names are the ones `lossless show` takes on its command line.
     let table = |name: &str| <Table as clap::ValueEnum>::from_str(name, false).ok();
     enum Page {
@@ -178,7 +211,7 @@ fn route(path: &str, live: &Live) -> (&'static str, &'static str, String) {
             Some(t) => Page::Show(t),
             None => {
                 return (
-                    "404 Not Found",
+                    StatusCode::NOT_FOUND,
                     "text/plain",
                     "try /metrics, /json or /show/pfc|queue|watermark|ledger\n".into(),
                 )
@@ -187,32 +220,35 @@ fn route(path: &str, live: &Live) -> (&'static str, &'static str, String) {
     };
     let Some(r) = live.fetch() else {
         return (
-            "503 Service Unavailable",
+            StatusCode::SERVICE_UNAVAILABLE,
             "text/plain",
             "the switch did not answer in time\n".into(),
         );
     };
     match page {
         Page::Metrics => (
-            "200 OK",
+            StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",
             crate::report::prometheus::render(&r),
         ),
         Page::Json => (
-            "200 OK",
+            StatusCode::OK,
             "application/json",
             serde_json::to_string_pretty(&r.to_value()).expect("a report serializes") + "\n",
         ),
         Page::Show(t) => (
-            "200 OK",
+            StatusCode::OK,
             "text/plain; charset=utf-8",
             crate::report::text::table(&r, t),
         ),
     }
 }
 
+use crate::report::text::Table;
+
 /// `GET path` from a running switch at `addr`: the body, or a one-line error.
 pub fn get(addr: SocketAddr, path: &str) -> Result<String, String> {
+    let wait = ANSWER_WAIT * 2;
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| {
         if e.kind() == io::ErrorKind::ConnectionRefused {
             format!("nothing is listening on {addr} (start the switch with `lossless tap FILE --metrics {addr}`)")
@@ -220,15 +256,26 @@ pub fn get(addr: SocketAddr, path: &str) -> Result<String, String> {
             format!("cannot reach {addr}: {e}")
         }
     })?;
-    s.set_read_timeout(Some(ANSWER_WAIT * 2))
-        .map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(wait)).map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(wait)).map_err(|e| e.to_string())?;
+    let timed_out = |e: io::Error| {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ) {
+            format!("{addr} did not answer within {} s", wait.as_secs())
+        } else {
+            format!("{addr}: {e}")
+        }
+    };
     write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
-    .map_err(|e| format!("{addr}: {e}"))?;
-    let mut text = String::new();
-    io::Read::read_to_string(&mut s, &mut text).map_err(|e| format!("{addr}: {e}"))?;
+    .map_err(timed_out)?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut s, &mut bytes).map_err(timed_out)?;
+    let text = String::from_utf8_lossy(&bytes);
     let (head, body) = text
         .split_once("\r\n\r\n")
         .ok_or_else(|| format!("{addr} did not answer in HTTP"))?;

@@ -17,6 +17,7 @@
 
 pub mod device;
 pub mod inbox;
+pub mod live;
 pub mod metrics;
 mod report;
 pub mod threads;
@@ -80,7 +81,7 @@ pub struct TapOptions {
     /// Real-time priority for the engine's threads.
     pub realtime: Realtime,
     /// Requests for live reports (`--metrics`).
-    pub live: Option<Arc<metrics::Live>>,
+    pub live: Option<Arc<live::Live>>,
     /// Append one JSON report line per stats interval here (`--stats-json`).
     pub stats_json: Option<std::path::PathBuf>,
 }
@@ -93,8 +94,9 @@ pub enum PortState {
     /// The host has set the TAP down (a write failed), or the interface is down or has
     /// no carrier; asked every 100 ms whether it is up.
     LinkDown,
-    /// The device is gone (deleted, or its namespace was; an interface moved away); never
-    /// used again.
+    /// The device is gone (deleted, or its namespace was; an interface moved away). A TAP
+    /// is never used again; an interface is looked for by name every 100 ms and attached
+    /// again when one of that name appears (a container restarted with new veths).
     Gone,
 }
 
@@ -111,6 +113,15 @@ impl PortState {
 /// One port's device and its threads' handles.
 struct PortIo {
     dev: Arc<Device>,
+    /// What the port was configured to serve, and its MTU (to attach again).
+    attach: crate::config::Attach,
+    mtu: u32,
+    /// Tells this device's reader to end (its device was replaced).
+    retire: Arc<AtomicBool>,
+    /// Times the port's interface was attached again after it was gone.
+    reattached: u64,
+    /// Counts of devices the port had before, carried into the report.
+    carried: Carried,
     state: PortState,
     /// When the host side was last asked whether a downed link is up again.
     probed: Instant,
@@ -122,6 +133,14 @@ struct PortIo {
     batch: Vec<Vec<u8>>,
     /// The user was told that frames too long for the ring arrived.
     oversize_told: bool,
+}
+
+/// What a port's earlier devices counted (interfaces attached again keep counting on).
+#[derive(Clone, Copy, Debug, Default)]
+struct Carried {
+    oversize: u64,
+    checksums: u64,
+    kernel: TapCounters,
 }
 
 /// Why `lossless tap` could not start.
@@ -170,6 +189,33 @@ fn open_error(a: &crate::config::Attach, source: io::Error) -> TapError {
     }
 }
 
+/// A port's reader and writer threads, and the writer's queue of frame batches.
+type PortThreads = (JoinHandle<()>, JoinHandle<()>, Sender<Vec<Vec<u8>>>);
+
+/// Start a port's reader and writer threads on `dev`: their handles, and the writer's queue.
+fn start_io(
+    port: usize,
+    dev: &Arc<Device>,
+    inbox: &Arc<Inbox>,
+    stats: &Arc<PortIoStats>,
+    stop: &Arc<AtomicBool>,
+    retire: &Arc<AtomicBool>,
+    realtime: Realtime,
+) -> io::Result<PortThreads> {
+    let reader = spawn_reader(
+        port,
+        Arc::clone(dev),
+        Arc::clone(inbox),
+        Arc::clone(stats),
+        Arc::clone(stop),
+        Arc::clone(retire),
+        realtime,
+    )?;
+    let (tx, rx) = bounded(WRITE_QUEUE);
+    let writer = spawn_writer(Arc::clone(dev), rx, Arc::clone(stats), realtime)?;
+    Ok((reader, writer, tx))
+}
+
 /// A running TAP switch.
 pub struct TapSwitch {
     sw: Switch,
@@ -183,6 +229,8 @@ pub struct TapSwitch {
     link_changes: u64,
     /// The pipeline thread runs with real-time priority.
     realtime: bool,
+    /// What was asked for the I/O threads (also those of an interface attached again).
+    realtime_mode: Realtime,
     /// stdout still takes stats lines (false once it is closed, e.g. `| head`).
     stats_out: bool,
     /// Wake-ups of the pipeline thread (the report's `events`).
@@ -202,32 +250,27 @@ impl TapSwitch {
                 .as_ref()
                 .ok_or_else(|| TapError::NoTapName(port.name.clone()))?;
             let dev = Device::open(a, port.mtu).map_err(|source| open_error(a, source))?;
-            devs.push(Arc::new(dev));
+            devs.push((Arc::new(dev), a.clone(), port.mtu));
         }
         let inbox = Arc::new(Inbox::new(devs.len(), cable::READ_QUEUE_BYTES));
         let stop_io = Arc::new(AtomicBool::new(false));
         let mut ports = Vec::new();
         let (mut readers, mut writers) = (Vec::new(), Vec::new());
-        for (port, dev) in devs.into_iter().enumerate() {
+        for (port, (dev, attach, mtu)) in devs.into_iter().enumerate() {
             let stats = Arc::new(PortIoStats::default());
-            readers.push(
-                spawn_reader(
-                    port,
-                    Arc::clone(&dev),
-                    Arc::clone(&inbox),
-                    Arc::clone(&stats),
-                    Arc::clone(&stop_io),
-                    realtime,
-                )
-                .map_err(TapError::System)?,
-            );
-            let (tx, rx) = bounded(WRITE_QUEUE);
-            writers.push(
-                spawn_writer(Arc::clone(&dev), rx, Arc::clone(&stats), realtime)
-                    .map_err(TapError::System)?,
-            );
+            let retire = Arc::new(AtomicBool::new(false));
+            let (reader, writer, tx) =
+                start_io(port, &dev, &inbox, &stats, &stop_io, &retire, realtime)
+                    .map_err(TapError::System)?;
+            readers.push(reader);
+            writers.push(writer);
             ports.push(PortIo {
                 dev,
+                attach,
+                mtu,
+                retire,
+                reattached: 0,
+                carried: Carried::default(),
                 state: PortState::Up,
                 probed: Instant::now(),
                 kernel: None,
@@ -249,6 +292,7 @@ impl TapSwitch {
             start: Instant::now(),
             link_changes: 0,
             realtime: false,
+            realtime_mode: realtime,
             stats_out: true,
             wakeups: 0,
             stats_json_ok: true,
@@ -343,7 +387,7 @@ impl TapSwitch {
     }
 
     /// A frame (no FCS) read from `port`.
-    fn receive(&mut self, port: usize, mut data: Vec<u8>, now: Time) {
+    fn receive(&mut self, port: usize, data: Vec<u8>, now: Time) {
         if self.ports[port].state == PortState::LinkDown
             && matches!(*self.ports[port].dev, Device::Tap(_))
         {
@@ -351,11 +395,11 @@ impl TapSwitch {
             self.link_up(port, now);
         }
         // The host's MAC would pad a short frame to the Ethernet minimum (60 bytes + FCS)
-        // before it reached the wire; a TAP hands it over unpadded.
-        if data.len() < MIN_FRAME_NO_FCS {
-            data.resize(MIN_FRAME_NO_FCS, 0);
-        }
-        self.sw.receive(port, Packet::from_wire(data), now);
+        // before it reached the wire: it counts as that long. A TAP hands it over unpadded,
+        // and the padding is not held, so that it is never parsed as a header (a PFC frame
+        // cut after its opcode is truncated, not one that enables no priority).
+        let len = (data.len().max(MIN_FRAME_NO_FCS) + 4) as u32;
+        self.sw.receive(port, Packet::new(data, len), now);
     }
 
     fn link_up(&mut self, port: usize, now: Time) {
@@ -388,8 +432,9 @@ impl TapSwitch {
         for port in 0..self.ports.len() {
             let p = &mut self.ports[port];
             let failed = p.stats.link_down.swap(false, Ordering::Relaxed);
+            let iface = matches!(*p.dev, Device::Iface(..));
             let watched = match p.state {
-                PortState::Up => matches!(*p.dev, Device::Iface(..)),
+                PortState::Up => iface,
                 PortState::LinkDown => true,
                 PortState::Gone => false,
             };
@@ -397,6 +442,9 @@ impl TapSwitch {
                 self.link_down(port, now);
             } else if watched && p.probed.elapsed() >= LINK_PROBE {
                 self.probe_link(port, now);
+            } else if p.state == PortState::Gone && iface && p.probed.elapsed() >= LINK_PROBE {
+                p.probed = Instant::now();
+                self.reattach(port, now);
             }
         }
     }
@@ -425,6 +473,57 @@ impl TapSwitch {
             }
             Err(e) => self.port_gone(port, &e),
         }
+    }
+
+    /// A gone interface port whose name exists again (a container restarted with new
+    /// veths of the same names): attach to it with new reader and writer threads.
+    fn reattach(&mut self, port: usize, now: Time) {
+        let p = &mut self.ports[port];
+        let crate::config::Attach::Iface(name) = &p.attach else {
+            return;
+        };
+        if lossless_sys::netdev::if_index(name).is_err() {
+            return;
+        }
+        let dev = match Device::open(&p.attach, p.mtu) {
+            Ok(d) => Arc::new(d),
+            // Not ready yet (or claimed by another switch): looked at again later.
+            Err(_) => return,
+        };
+        let retire = Arc::new(AtomicBool::new(false));
+        let started = start_io(
+            port,
+            &dev,
+            &self.inbox,
+            &p.stats,
+            &self.stop_io,
+            &retire,
+            self.realtime_mode,
+        );
+        let Ok((reader, writer, tx)) = started else {
+            return;
+        };
+        // The old device's reader ends; its counts stay in the report.
+        p.retire.store(true, Ordering::Relaxed);
+        p.carried.oversize += p.dev.oversize();
+        p.carried.checksums += p.dev.checksums_completed();
+        if let Some(k) = p.kernel.take() {
+            p.carried.kernel = p.carried.kernel + k;
+        }
+        p.retire = retire;
+        p.dev = dev;
+        p.writer = Some(tx);
+        p.reattached += 1;
+        p.state = PortState::Up;
+        self.readers.push(reader);
+        self.writers.push(writer);
+        eprintln!(
+            "lossless tap: port {} (iface {}) is back: attached again",
+            self.sw.config().ports[port].name,
+            self.ports[port].dev.name()
+        );
+        self.sw.set_link(port, true, now);
+        self.link_changes += 1;
     }
 
     fn link_down(&mut self, port: usize, now: Time) {
@@ -541,8 +640,8 @@ impl TapSwitch {
             .and_then(|mut f| writeln!(f, "{line}"));
         if let Err(e) = r {
             eprintln!(
-                "lossless tap: --stats-json {}: {e}; no more lines",
-                path.display()
+                "lossless tap: --stats-json {}; no more lines",
+                lossless_sys::output::named(path, e)
             );
             self.stats_json_ok = false;
         }

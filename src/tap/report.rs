@@ -52,9 +52,14 @@ impl TapSwitch {
                     written_frames: PortIoStats::get(&s.written_frames),
                     write_errors: PortIoStats::get(&s.write_errors),
                     write_overruns: PortIoStats::get(&s.write_overruns),
-                    oversize_frames: p.dev.oversize(),
-                    checksums_completed: p.dev.checksums_completed(),
-                    kernel: p.kernel.as_ref().map(KernelReport::from),
+                    oversize_frames: p.carried.oversize + p.dev.oversize(),
+                    checksums_completed: p.carried.checksums + p.dev.checksums_completed(),
+                    kernel: match (p.kernel, p.reattached) {
+                        (Some(k), _) => Some(KernelReport::from(&(p.carried.kernel + k))),
+                        (None, 0) => None,
+                        (None, _) => Some(KernelReport::from(&p.carried.kernel)),
+                    },
+                    reattached: p.reattached,
                 }
             })
             .collect();
@@ -83,6 +88,7 @@ impl TapSwitch {
             ports,
             max_read_queue_bytes: self.inbox.high_water(),
             link_changes: self.link_changes,
+            reattached: self.ports.iter().map(|p| p.reattached).sum(),
             realtime: self.realtime,
         };
         Report {
@@ -103,6 +109,7 @@ impl TapSwitch {
             deadlocks: None,
             outputs: None,
             tap: Some(tap),
+            interrupted: None,
         }
     }
 }

@@ -81,13 +81,15 @@ impl PortIoStats {
     }
 }
 
-/// Start port `port`'s reader.
+/// Start port `port`'s reader; it ends at `stop` (the switch stops), at `retire` (its device
+/// was replaced) or when a TAP is gone.
 pub fn spawn_reader(
     port: usize,
     tap: Arc<Device>,
     inbox: Arc<Inbox>,
     stats: Arc<PortIoStats>,
     stop: Arc<AtomicBool>,
+    retire: Arc<AtomicBool>,
     realtime: Realtime,
 ) -> io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
@@ -96,7 +98,7 @@ pub fn spawn_reader(
             let _ = realtime.apply(IO_PRIORITY);
             let mut buf = vec![0u8; READ_BUF];
             let mut frames = Vec::with_capacity(READ_BATCH);
-            while !stop.load(Ordering::Relaxed) {
+            while !stop.load(Ordering::Relaxed) && !retire.load(Ordering::Relaxed) {
                 // Wait for a frame, then take what else is waiting: one hand-over for all.
                 let mut r = tap.read_timeout(&mut buf, READ_POLL);
                 loop {

@@ -8,12 +8,13 @@
 //! rejects a record whose `orig_len` exceeds the header's snaplen, although libpcap and
 //! Wireshark accept it; announcing the maximum keeps our files readable by both.)
 
+use crate::output::OutputFile;
 use lossless_buffer_model::Time;
 use lossless_pipeline::Packet;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::PcapError;
 use pcap_file::{DataLink, Endianness, TsResolution};
-use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,14 +23,15 @@ const HEADER_SNAPLEN: u32 = 262_144;
 
 /// A pcap file being written for one port.
 pub struct Capture {
-    writer: PcapWriter<BufWriter<File>>,
+    writer: PcapWriter<OutputFile>,
     snaplen: u32,
     /// Frames written.
     pub frames: u64,
 }
 
 impl Capture {
-    /// Create `path` (its directory must exist) with a nanosecond Ethernet header.
+    /// Create `path` (its directory must exist) with a nanosecond Ethernet header; the file
+    /// takes its name at [`Capture::finish`] ([`OutputFile`]).
     pub fn create(path: &Path, snaplen: u32) -> io::Result<Capture> {
         let header = PcapHeader {
             version_major: 2,
@@ -41,8 +43,8 @@ impl Capture {
             ts_resolution: TsResolution::NanoSecond,
             endianness: Endianness::native(),
         };
-        let writer = PcapWriter::with_header(BufWriter::new(File::create(path)?), header)
-            .map_err(io::Error::other)?;
+        let writer =
+            PcapWriter::with_header(OutputFile::create(path)?, header).map_err(io_error)?;
         Ok(Capture {
             writer,
             snaplen,
@@ -56,14 +58,22 @@ impl Capture {
         let ts = Duration::from_nanos(t.as_ps() / 1_000);
         let orig = pkt.len.saturating_sub(4).max(held as u32);
         let rec = PcapPacket::new(ts, orig, &pkt.data[..held]);
-        self.writer.write_packet(&rec).map_err(io::Error::other)?;
+        self.writer.write_packet(&rec).map_err(io_error)?;
         self.frames += 1;
         Ok(())
     }
 
-    /// Flush to disk.
+    /// Flush to disk; the file takes its name.
     pub fn finish(self) -> io::Result<()> {
-        let mut inner = self.writer.into_writer();
-        io::Write::flush(&mut inner)
+        self.writer.into_writer().commit()
+    }
+}
+
+/// The I/O error under a pcap error (whose own text, "Error reading bytes", would hide a
+/// full disk).
+fn io_error(e: PcapError) -> io::Error {
+    match e {
+        PcapError::IoError(e) => e,
+        other => io::Error::other(other),
     }
 }

@@ -25,6 +25,19 @@ pub struct TapCounters {
     pub host_rx_dropped: u64,
 }
 
+impl std::ops::Add for TapCounters {
+    type Output = TapCounters;
+    /// The counts of two devices one after the other (a port's interface attached again).
+    fn add(self, o: TapCounters) -> TapCounters {
+        TapCounters {
+            host_tx_packets: self.host_tx_packets + o.host_tx_packets,
+            host_tx_dropped: self.host_tx_dropped + o.host_tx_dropped,
+            host_rx_packets: self.host_rx_packets + o.host_rx_packets,
+            host_rx_dropped: self.host_rx_dropped + o.host_rx_dropped,
+        }
+    }
+}
+
 /// What the kernel says of a TAP in its namespace: its counters and whether the host has
 /// set it up (`IFF_UP`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -15,12 +15,14 @@
 //! * [`kernel`]: the kernel's own counters of a TAP, in whatever namespace it was moved to.
 //! * [`sched`]: timer slack and real-time priority of the calling thread.
 //! * [`capture`]: pcap files of a port's traffic.
+//! * [`output`]: output files written whole (a temporary file renamed into place).
 
 pub mod capture;
 pub mod claim;
 pub mod iface;
 pub mod kernel;
 pub mod netdev;
+pub mod output;
 pub mod packet;
 pub mod sched;
 pub mod tap;

@@ -263,9 +263,9 @@ impl Lab {
         let cfg = format!(
             "# test switch\nswitches:\n  - name: vsw\n    ports: {ports}\n    pipeline_latency: {}\n\
              \x20   buffer:\n      pools:\n        ingress_lossless_pool: {{type: ingress, size: 8MB}}\n        ingress_lossy_pool: {{type: ingress, size: 1MB}}\n\
-             \x20       egress_lossless_pool: {{type: egress, size: 8MB, mode: static}}\n        egress_lossy_pool: {{type: egress, size: 1MB}}\n\
+             \x20       egress_lossless_pool: {{type: egress, size: 16MB, mode: static}}\n        egress_lossy_pool: {{type: egress, size: 1MB}}\n\
              \x20     profiles:\n        pg_lossless: {{pool: ingress_lossless_pool, dynamic_th: -2, xoff: 1.7MB, xon_offset: 64KB}}\n\
-             \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 8MB}}\n      pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
+             \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 16MB}}\n      pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
              \x20   qos: {{pfc_enable: [3]{}}}\n\
              \x20   forwarding: {{mode: l2, fdb: [{{mac: \"{SINK_MAC}\", port: Ethernet0}}]{}}}\n",
             spec.pipeline_latency, spec.qos, spec.forwarding

@@ -159,14 +159,17 @@ pub fn parse(file: &str, text: &str) -> Result<Parsed, Diag> {
             ),
         ));
     }
-    let top: Spanned<BTreeMap<String, Spanned<IgnoredAny>>> =
-        serde_saphyr::from_str(text).map_err(|e| err(None, format!("not a config_db: {e}")))?;
+    let top: Spanned<BTreeMap<String, Spanned<IgnoredAny>>> = crate::config::input::from_yaml(text)
+        .map_err(|e| {
+            let why = crate::config::input::budget_words(&e).unwrap_or_else(|| e.to_string());
+            err(None, format!("not a config_db: {why}"))
+        })?;
     let present = top
         .value
         .iter()
         .map(|(name, v)| (name.clone(), at(v)))
         .collect();
-    let db: ConfigDb = serde_saphyr::from_str(text).map_err(|e| {
+    let db: ConfigDb = crate::config::input::from_yaml(text).map_err(|e| {
         let line = e.location().map(|l| l.line()).filter(|l| *l > 0);
         err(
             line,

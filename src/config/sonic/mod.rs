@@ -438,8 +438,8 @@ pub fn expand(
             .unwrap_or(std::path::Path::new(""));
         let path = base.join(&s.file.value);
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| here(format!("cannot read {shown}: {e}")))?;
+        let text =
+            crate::config::input::read_text(&path).map_err(|e| here(format!("{shown}: {e}")))?;
         let asic =
             match &s.asic {
                 Some(a) => Some(Asic::from_word(&a.value).map_err(|e| {

@@ -4,6 +4,7 @@
 pub mod acl;
 pub mod buffer;
 pub mod default_plan;
+mod egress_limits;
 pub mod forwarding;
 pub mod headroom;
 pub mod ports;
@@ -77,6 +78,7 @@ pub fn resolve(
         None => default_plan::plan(&ports, &qos),
     };
     headroom::check(d, &key, &ports, &attach, &plan);
+    egress_limits::check(d, &key, &ports, &qos, &plan);
     let (forwarding, pending_macs) = match &sw.forwarding {
         Some(f) => forwarding::resolve(d, &key, f, &ports)?,
         None => (Forwarding::default(), Vec::new()),

@@ -59,6 +59,19 @@ pub struct Report {
     /// The TAP engine's accounting (`lossless tap`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tap: Option<TapReport>,
+    /// The run was stopped before its end (simulator: Ctrl-C); the report covers the
+    /// virtual time simulated until then (`sim_time_ps`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<InterruptedReport>,
+}
+
+/// A run stopped before its end.
+#[derive(Clone, Debug, Serialize)]
+pub struct InterruptedReport {
+    /// What stopped it: the signal's name (SIGINT for Ctrl-C, SIGTERM, SIGHUP).
+    pub by: String,
+    /// The end it was going to, ps (None: it was to run until the network was idle).
+    pub planned_end_ps: Option<u64>,
 }
 
 impl Report {
@@ -454,6 +467,9 @@ pub struct TapReport {
     pub max_read_queue_bytes: usize,
     /// Times a port's link went down or came back.
     pub link_changes: u64,
+    /// Times an interface port that was gone was attached again (an interface of its name
+    /// appeared: a container restarted with new veths).
+    pub reattached: u64,
     /// The pipeline thread ran with real-time priority.
     pub realtime: bool,
 }
@@ -490,6 +506,8 @@ pub struct TapPortReport {
     /// never read). For an interface: counted from when the switch attached, and
     /// `host_tx_dropped` is its socket's full-ring drops.
     pub kernel: Option<KernelReport>,
+    /// Times this interface port was attached again after it was gone.
+    pub reattached: u64,
 }
 
 /// A TAP's counters as its host's kernel keeps them.

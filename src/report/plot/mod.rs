@@ -108,7 +108,7 @@ pub fn write(
     let mut add = |name: &str, caption: String, svg: Option<String>| -> Res<()> {
         let Some(svg) = svg else { return Ok(()) };
         let path = dir.join(name);
-        std::fs::write(&path, &svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        lossless_sys::output::write_whole(&path, svg.as_bytes()).map_err(|e| e.to_string())?;
         files.push(path);
         figures.push((caption, svg));
         Ok(())
@@ -134,8 +134,8 @@ pub fn write(
     add("iterations.svg", format!("Collectives: each iteration's time (from the previous one's end), drawn at its end{}{shaded}", transport::iteration_caption(marks)), transport::iterations(&cx)?)?;
     add("links.svg", format!("Utilisation of each switch port that sent traffic: the share of the last {averaged} its transmitter was busy (samples {every} apart){shaded}"), rates::links(&cx)?)?;
     let index = dir.join("index.html");
-    std::fs::write(&index, page(title, &figures, report_text))
-        .map_err(|e| format!("{}: {e}", index.display()))?;
+    lossless_sys::output::write_whole(&index, page(title, &figures, report_text).as_bytes())
+        .map_err(|e| e.to_string())?;
     files.push(index);
     Ok(files)
 }

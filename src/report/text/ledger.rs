@@ -38,11 +38,15 @@ pub fn render(o: &mut String, r: &Report) {
     }
     let _ = writeln!(
         o,
-        "total: read {}, written {}, queued in the switch {}, link changes {}{}",
+        "total: read {}, written {}, queued in the switch {}, link changes {}{}{}",
         t.read_frames,
         t.written_frames,
         t.queued_at_exit,
         t.link_changes,
+        match t.reattached {
+            0 => String::new(),
+            n => format!(", interfaces attached again {n}"),
+        },
         if t.ports_gone.is_empty() {
             String::new()
         } else {

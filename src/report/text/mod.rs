@@ -81,18 +81,47 @@ pub fn render(r: &Report) -> String {
 fn header(o: &mut String, r: &Report) {
     let sim_ps = r.sim_time_ps;
     let wall = r.wall_time_s;
-    let hops = r.packet_hops.unwrap_or(0);
-    let _ = writeln!(
-        o,
-        "{}: {} simulated in {:.2} s wall, {} events, {} packet-hops ({:.2} M packet-hops/s), seed {}",
-        r.name,
-        time(sim_ps),
-        wall,
-        r.events,
-        hops,
-        if wall > 0.0 { hops as f64 / wall / 1e6 } else { 0.0 },
-        r.seed
-    );
+    match (&r.tap, r.packet_hops) {
+        // The TAP switch: wall clock, frames read and written (there are no simulated hops).
+        (Some(tap), _) => {
+            let forwarded: u64 = r.switches.iter().map(|s| s.ledger.forwarded).sum();
+            let _ = writeln!(
+                o,
+                "{}: served {:.2} s of wall time, {} frames read, {} forwarded, {} written, {} pipeline turns",
+                r.name,
+                sim_ps as f64 / 1e12,
+                tap.read_frames,
+                forwarded,
+                tap.written_frames,
+                r.events,
+            );
+        }
+        (None, hops) => {
+            let hops = hops.unwrap_or(0);
+            let _ = writeln!(
+                o,
+                "{}: {} simulated in {:.2} s wall, {} events, {} packet-hops ({:.2} M packet-hops/s), seed {}",
+                r.name,
+                time(sim_ps),
+                wall,
+                r.events,
+                hops,
+                if wall > 0.0 { hops as f64 / wall / 1e6 } else { 0.0 },
+                r.seed
+            );
+        }
+    }
+    if let Some(i) = &r.interrupted {
+        let planned = i
+            .planned_end_ps
+            .map_or("until idle".to_string(), |p| format!("to {}", time(p)));
+        let _ = writeln!(
+            o,
+            "INTERRUPTED by {} at {} (the run was to go {planned}): everything below covers the time simulated until then",
+            i.by,
+            time(sim_ps)
+        );
+    }
     let (from, to) = (r.measure.from_ps, r.measure.to_ps);
     let whole = from == 0 && to == sim_ps;
     let _ = writeln!(

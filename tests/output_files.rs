@@ -1,0 +1,112 @@
+//! Output files are checked when a command starts and are whole or absent when it ends: a
+//! missing directory fails before a run or a switch starts, and a full disk is said in
+//! words with the path and leaves no truncated file behind.
+
+mod common;
+
+use common::{lossless, root, scenario, tmp};
+use std::process::Command;
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn a_missing_directory_fails_before_the_switch_serves() {
+    let cfg = scenario(
+        "out-tap.yaml",
+        "switches:\n  - name: s\n    ports: {count: 1, tap_prefix: lloutx}\n",
+    );
+    let o = lossless(&[
+        "tap",
+        cfg.to_str().unwrap(),
+        "--json",
+        "/nonexistent-lossless-dir/r.json",
+        "--duration",
+        "1s",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--json /nonexistent-lossless-dir/r.json: No such file or directory"),
+        "{err}"
+    );
+    // Before any device was made.
+    assert!(!std::path::Path::new("/sys/class/net/lloutx0").exists());
+    let o = lossless(&[
+        "tap",
+        cfg.to_str().unwrap(),
+        "--stats-json",
+        "/nonexistent-lossless-dir/s.jsonl",
+    ]);
+    assert!(
+        stderr(&o).contains("--stats-json /nonexistent-lossless-dir/s.jsonl: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A 256 KiB tmpfs mounted for the test, unmounted on drop (also when the test fails).
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount() -> Option<SmallDisk> {
+        let uid = Command::new("id").arg("-u").output().unwrap();
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI runs as root: the full-disk test must run"
+            );
+            eprintln!("skipping: mounting a small tmpfs needs root");
+            return None;
+        }
+        let dir = tmp("small-disk");
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                "size=256k",
+                "lossless-test",
+                dir.to_str().unwrap(),
+            ])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount tmpfs");
+        Some(SmallDisk(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_full_disk_is_named_and_leaves_no_truncated_file() {
+    let Some(disk) = SmallDisk::mount() else {
+        return;
+    };
+    let d = disk.0.to_str().unwrap().to_string();
+    // Captures of every port of the incast: megabytes, on a 256 KiB disk.
+    let o = Command::new(env!("CARGO_BIN_EXE_lossless"))
+        .args(["run", "configs/labs/incast-pfc.yaml", "--quiet"])
+        .args(["--json", &format!("{d}/r.json"), "--pcap-dir", &d])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("{d}/")), "{err}");
+    assert!(err.contains(": no space left on device"), "{err}");
+    assert!(!err.contains("Error reading bytes"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&disk.0)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(left.is_empty(), "files left on the full disk: {left:?}");
+}
