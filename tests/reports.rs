@@ -364,3 +364,49 @@ fn rate_units_are_accepted_in_every_common_form_or_the_error_lists_them() {
         "{e}"
     );
 }
+
+/// The TAP switch's text report opens with what it did in wall time — frames read,
+/// forwarded and written — not with the simulator's packet-hops (which it has none of).
+#[test]
+fn a_tap_report_opens_with_frames_not_packet_hops() {
+    use lossless::report::model::TapReport;
+    use lossless::sim::{RunOptions, Sim};
+    let scenario = lossless::config::load(&root().join("configs/labs/line-rate.yaml"))
+        .unwrap()
+        .scenario;
+    let opts = RunOptions {
+        duration: Some(lossless_buffer_model::Time::from_us(20)),
+        ..RunOptions::default()
+    };
+    let mut sim = Sim::new(scenario, &opts).unwrap();
+    sim.run(|_| lossless::sim::Go::On).unwrap();
+    let mut r = lossless::report::json::report(&sim.outcome());
+    let forwarded = r.switches[0].ledger.forwarded;
+    assert!(forwarded > 100);
+    r.packet_hops = None;
+    r.tap = Some(TapReport {
+        read_frames: 1_300_000,
+        written_frames: 1_299_990,
+        write_errors: 0,
+        write_overruns: 0,
+        queued_at_exit: 0,
+        kernel_ring_drops: 0,
+        oversize_frames: 0,
+        host_rx_drops: 0,
+        ports: Vec::new(),
+        ports_gone: Vec::new(),
+        max_read_queue_bytes: 0,
+        link_changes: 0,
+        reattached: 0,
+        realtime: false,
+    });
+    let text = lossless::report::text::render(&r);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains(&format!(
+            "1300000 frames read, {forwarded} forwarded, 1299990 written"
+        )),
+        "{first}"
+    );
+    assert!(!first.contains("packet-hops"), "{first}");
+}

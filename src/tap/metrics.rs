@@ -75,6 +75,43 @@ struct Open {
     conns: BTreeMap<u64, tokio::sync::oneshot::Sender<()>>,
 }
 
+/// What serves requests: the reports' source and the turns to build them.
+#[derive(Clone)]
+pub struct Endpoint {
+    live: Arc<Live>,
+    answers: Arc<tokio::sync::Semaphore>,
+}
+
+impl Endpoint {
+    /// An endpoint answering from `live`.
+    pub fn new(live: Arc<Live>) -> Endpoint {
+        Endpoint {
+            live,
+            answers: Arc::new(tokio::sync::Semaphore::new(ANSWERS_AT_ONCE)),
+        }
+    }
+
+    /// Serve one connection on `io` (a socket, or an in-memory pipe in the tests): one
+    /// request and its answer, within [`HEAD_WAIT`] for the head and [`CONNECTION_LIFE`]
+    /// in all. Runs on a tokio runtime with time and a blocking pool.
+    pub async fn serve<I>(&self, io: I)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let me = self.clone();
+        let service = hyper::service::service_fn(move |req| {
+            answer(req, Arc::clone(&me.live), Arc::clone(&me.answers))
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEAD_WAIT)
+            .max_buf_size(MAX_HEAD)
+            .keep_alive(false)
+            .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+        let _ = tokio::time::timeout(CONNECTION_LIFE, conn).await;
+    }
+}
+
 /// Accept connections for ever, each served on its own task.
 async fn accept(listener: TcpListener, live: Arc<Live>) {
     let listener = match tokio::net::TcpListener::from_std(listener) {
@@ -85,7 +122,7 @@ async fn accept(listener: TcpListener, live: Arc<Live>) {
         }
     };
     let open = Arc::new(Mutex::new(Open::default()));
-    let answers = Arc::new(tokio::sync::Semaphore::new(ANSWERS_AT_ONCE));
+    let endpoint = Endpoint::new(live);
     loop {
         let stream = match listener.accept().await {
             Ok((s, _)) => s,
@@ -107,20 +144,11 @@ async fn accept(listener: TcpListener, live: Arc<Live>) {
             o.conns.insert(id, closer);
             id
         };
-        let (live, open, answers) = (Arc::clone(&live), Arc::clone(&open), Arc::clone(&answers));
+        let (endpoint, open) = (endpoint.clone(), Arc::clone(&open));
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                answer(req, Arc::clone(&live), Arc::clone(&answers))
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEAD_WAIT)
-                .max_buf_size(MAX_HEAD)
-                .keep_alive(false)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
             tokio::select! {
                 _ = closed => {}
-                _ = tokio::time::timeout(CONNECTION_LIFE, conn) => {}
+                _ = endpoint.serve(stream) => {}
             }
             open.lock()
                 .unwrap_or_else(|e| e.into_inner())
