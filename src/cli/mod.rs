@@ -51,16 +51,18 @@ enum Command {
     /// always printed because it must be 0. Throughput, utilisation, pause fractions and
     /// latency cover the file's `measure: {from, to}` window (default: the whole run).
     /// Latency percentiles are hdrhistogram values (3 significant digits) clamped to the
-    /// exact min and max.
+    /// exact min and max. Ctrl-C stops a run where it is and still writes its report,
+    /// marked interrupted (exit status 130); docs/running.md defines every number.
     Run(Box<run::RunArgs>),
     /// Run the switch between real hosts: a TAP device or an existing interface per port,
     /// wall clock.
     ///
     /// Reads the file's (single) switch; `ports: {count: 2, speed: 1G, tap_prefix: ll}` opens
-    /// ll0 and ll1: move the TAPs into network namespaces and bring them up (README, "TAP
-    /// switch"). `ports: [{iface: eth1}, {iface: eth2}]` serves interfaces that exist, such
-    /// as a containerlab node's veths (README, "As a containerlab node"). `--metrics ADDR`
-    /// serves live counters for Prometheus and `lossless show`. Each port is shaped to its speed, so queues, PFC and ECN happen with real
+    /// ll0 and ll1: move the TAPs into network namespaces and bring them up (docs/tap.md).
+    /// `ports: [{iface: eth1}, {iface: eth2}]` serves interfaces that exist, such as a
+    /// containerlab node's veths; one deleted and made again under its name is attached
+    /// again. `--metrics ADDR` serves live counters for Prometheus and `lossless show`.
+    /// Each port is shaped to its speed, so queues, PFC and ECN happen with real
     /// traffic. Each TAP's kernel ring is bounded (1024 frames) and so is each port's read
     /// queue: `lossless check` prints the headroom that covers them. SIGINT, SIGTERM or
     /// SIGHUP stop it cleanly: the read queues are drained, the writers finish, the report
