@@ -2,9 +2,9 @@
 //! with chosen report metrics per run.
 //!
 //! KEY is a dotted path into the scenario file: map keys by name, list entries by index or
-//! by their `name` (`switches.tor.ports.cable`, `links.0.cable`, `flows.a.rate`). The file
-//! is read as YAML (anchors and merges resolved), the key set, and the result loaded as
-//! JSON — which is YAML — so every rule of the loader still applies.
+//! by their `name` (`switches.tor.ports.cable`, `links.0.cable`, `flows.a.rate`). The value
+//! is put where the key is written in the file (or the key added beside its siblings),
+//! nothing else is touched, and the result is loaded as the file would be.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -87,67 +87,24 @@ fn split_values(s: &str) -> Vec<&str> {
     out
 }
 
-/// The scenario text `yaml` with `key` set to `value`, as JSON text for the loader.
+/// The scenario text `yaml` with `key` set to `value` (YAML, as written on the command
+/// line), edited in place ([`crate::config::yaml_edit`]): every other byte of the file stays
+/// as it was, so every rule of the loader applies to the file as written.
 pub fn apply(yaml: &str, key: &str, value: &str) -> Result<String, String> {
-    let mut doc: Value =
-        crate::config::input::from_yaml(yaml).map_err(|e| format!("reading the scenario: {e}"))?;
-    let v: Value = serde_saphyr::from_str(value).unwrap_or(Value::String(value.to_string()));
-    let mut at = &mut doc;
-    let segments: Vec<&str> = key.split('.').collect();
-    for (i, seg) in segments.iter().enumerate() {
-        let last = i + 1 == segments.len();
-        let here = segments[..=i].join(".");
-        at = match at {
-            Value::Object(m) => {
-                if last {
-                    m.insert(seg.to_string(), v);
-                    return serde_json::to_string(&doc).map_err(|e| e.to_string());
-                }
-                if !m.contains_key(*seg) {
-                    return Err(format!("`{here}`: no such key (there are: {})", keys(m)));
-                }
-                m.get_mut(*seg).expect("checked")
-            }
-            Value::Array(a) => {
-                let n = a.len();
-                let idx = match seg.parse::<usize>() {
-                    Ok(k) if k < n => k,
-                    Ok(k) => return Err(format!("`{here}`: index {k}, but the list has {n}")),
-                    Err(_) => a
-                        .iter()
-                        .position(|e| e.get("name").and_then(Value::as_str) == Some(seg))
-                        .ok_or_else(|| format!("`{here}`: no entry named `{seg}`"))?,
-                };
-                if last {
-                    a[idx] = v;
-                    return serde_json::to_string(&doc).map_err(|e| e.to_string());
-                }
-                &mut a[idx]
-            }
-            _ => {
-                return Err(format!(
-                    "`{here}`: `{}` is not a map or a list",
-                    segments[..i].join(".")
-                ))
-            }
-        };
-    }
-    unreachable!("the loop returns at the last segment")
+    let mut doc = crate::config::yaml_edit::Doc::parse(yaml)
+        .map_err(|e| format!("reading the scenario: {e}"))?;
+    doc.set(key, value.trim())?;
+    Ok(doc.finish())
 }
 
-/// Load a document [`apply`] produced. It is JSON on one line, so its line numbers and
-/// snippets would point nowhere: an error names `name` (the file and what was applied),
-/// the key and the rule.
+/// Load a document [`apply`] produced: an error names `name` (the file and what was
+/// applied), the key and the rule (its line would be the edited text's, so it is left out).
 pub fn parse_applied(name: &str, stem: &str, json: &str) -> Result<crate::config::Loaded, String> {
     crate::config::parse(name, stem, json).map_err(|mut e| {
         e.line = None;
         e.message = e.message.lines().next().unwrap_or_default().to_string();
         e.to_string()
     })
-}
-
-fn keys(m: &serde_json::Map<String, Value>) -> String {
-    m.keys().cloned().collect::<Vec<_>>().join(", ")
 }
 
 /// The metrics a sweep shows by default: drops, PFC frames and each flow's throughput.
@@ -286,17 +243,15 @@ mod tests {
 
     #[test]
     fn keys_by_name_and_index_and_errors_that_say_where() {
-        let t = apply(YAML, "switches.b.ports.cable", "30m").unwrap();
-        let v: Value = serde_json::from_str(&t).unwrap();
-        assert_eq!(v["switches"][1]["ports"]["cable"], "30m");
-        assert_eq!(
-            v["switches"][0]["ports"]["cable"], "2m",
-            "the anchor's copy is separate"
-        );
+        let t = apply(YAML, "switches.a.ports.cable", "30m").unwrap();
+        assert_eq!(t, YAML.replace("cable: 2m", "cable: 30m"));
         let t = apply(YAML, "links.0.cable", "100m").unwrap();
-        assert!(t.contains("\"cable\":\"100m\""));
+        assert!(
+            t.contains("{a: a:Ethernet1, b: b:Ethernet0, cable: 100m}"),
+            "{t}"
+        );
         let t = apply(YAML, "seed", "7").unwrap();
-        assert!(t.contains("\"seed\":7"));
+        assert!(t.ends_with("\nseed: 7\n"), "{t}");
         assert!(apply(YAML, "switches.c.ports", "1")
             .unwrap_err()
             .contains("no entry named `c`"));
@@ -306,6 +261,17 @@ mod tests {
         assert!(apply(YAML, "switches.a.port.count", "1")
             .unwrap_err()
             .contains("no such key (there are: name, ports)"));
+        // A key that a merge brings: set where the anchor is written, or written itself.
+        let e = apply(YAML, "switches.b.ports.cable", "30m").unwrap_err();
+        assert!(e.contains("`switches.b` merges another map"), "{e}");
+        // The file's words stay its own: `on` is not made a boolean.
+        let t = apply(
+            "switches:\n  - {name: s, qos: {pfc_asym: on}}\n",
+            "seed",
+            "2",
+        )
+        .unwrap();
+        assert!(t.contains("pfc_asym: on"), "{t}");
     }
 
     #[test]

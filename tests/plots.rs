@@ -359,7 +359,14 @@ fn texts(svg: &str) -> Vec<String> {
         .skip(1)
         .filter_map(|t| {
             let body = &t[t.find('>')? + 1..t.find("</text>")?];
-            Some(body.trim().to_string())
+            let body = body
+                .trim()
+                .replace("&gt;", ">")
+                .replace("&lt;", "<")
+                .replace("&apos;", "'")
+                .replace("&quot;", "\"")
+                .replace("&amp;", "&");
+            Some(body)
         })
         .collect()
 }
@@ -370,9 +377,9 @@ fn panels(svg: &str) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     let mut legend = Vec::new();
     for t in texts(svg) {
-        if t.contains(" ingress PG ")
-            || t.contains(" egress queue ")
-            || t.contains("receive buffer")
+        let kind = t.contains("(lossless)") || t.contains("(lossy)");
+        if (t.contains(" ingress PG ") || t.contains(" egress queue ")) && kind
+            || t.starts_with("host ") && t.contains(" receive buffer (")
         {
             out.push((t, std::mem::take(&mut legend)));
         } else {
@@ -400,25 +407,38 @@ fn buffer_panels_keep_pg_and_queue_levels_apart_and_give_headroom_its_own_axis()
     assert_eq!((pgs.len(), queues.len()), (3, 1), "{found:?}");
     for (title, legend) in &pgs {
         for entry in [
-            "PG shared",
-            "XOFF level (limit)",
+            "PG shared (peak ",
+            "XOFF level (the live limit)",
             "XON level",
-            "PG headroom (right axis)",
-            "headroom capacity",
         ] {
-            assert!(legend.iter().any(|l| l == entry), "{title}: {legend:?}");
+            assert!(
+                legend.iter().any(|l| l.starts_with(entry)),
+                "{title}: {legend:?}"
+            );
         }
+        // XOFF and XON 2,288 B apart on a scale of MB: the title says so.
+        assert!(
+            title.contains("KB below XOFF, one line at this scale"),
+            "{title}"
+        );
     }
     for (title, legend) in &queues {
         assert!(
             !legend
                 .iter()
-                .any(|l| l.contains("XOFF") || l.contains("XON")),
+                .any(|l| l.starts_with("XOFF") || l.starts_with("XON")),
             "{title}: {legend:?}"
         );
     }
-    // The headroom axis is drawn once per lossless PG panel.
-    assert_eq!(svg.matches("headroom, B").count(), pgs.len());
+    // Headroom has a panel of its own, in KB like the shared use, with its capacity, under
+    // each lossless PG that used it.
+    let used = texts(&svg)
+        .iter()
+        .filter(|t| t.starts_with("PG headroom (peak "))
+        .count();
+    assert_eq!(svg.matches("headroom, KB").count(), used);
+    assert!(used >= 1);
+    assert!(texts(&svg).iter().any(|t| t.starts_with("capacity ")));
     // A lossy PG that drops at its limit shows that limit, and no XOFF or XON.
     let dir = tmp("plots-lossy-pg");
     plot("incast-lossy", &dir, &["--duration", "1ms"]);
@@ -436,7 +456,7 @@ fn buffer_panels_keep_pg_and_queue_levels_apart_and_give_headroom_its_own_axis()
         assert!(
             !legend
                 .iter()
-                .any(|l| l.contains("XOFF") || l.contains("XON")),
+                .any(|l| l.starts_with("XOFF") || l.starts_with("XON")),
             "{title}"
         );
     }
@@ -527,6 +547,173 @@ fn no_plotted_rate_exceeds_its_link() {
                 }
             }
             assert!(seen > 0, "{}: no flow rate plotted", lab.display());
+        }
+    }
+}
+
+/// A scenario of `configs/labs/` with `from` replaced by `to` (the guides' variants).
+fn variant(lab: &str, from: &str, to: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(root().join(format!("configs/labs/{lab}.yaml"))).unwrap();
+    assert!(text.contains(from), "{lab}: {from}");
+    common::scenario(&format!("{lab}-variant.yaml"), &text.replacen(from, to, 1))
+}
+
+/// Every lab's figures, and the three long-recovery variants the guides discuss, rendered
+/// and read back: each SVG stands alone (its title, caption and legend inside), its time
+/// axis ends where the run did, every flow that received data and every group member that
+/// carried any is in a legend, every queue pair that re-sent is in transport.svg, groups
+/// are in Gb/s, and the recording never ends before the run.
+#[test]
+fn every_labs_figures_cover_the_whole_run_and_name_what_carried_data() {
+    let mut runs: Vec<(String, std::path::PathBuf)> =
+        std::fs::read_dir(root().join("configs/labs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), p))
+            .collect();
+    runs.sort();
+    runs.push((
+        "lossy-vs-lossless (lossy)".into(),
+        variant("lossy-vs-lossless", "pfc_enable: [3, 4]", "pfc_enable: []"),
+    ));
+    runs.push((
+        "allreduce-one-loss (loss at 2330 us)".into(),
+        variant(
+            "allreduce-one-loss",
+            "at: 1800us, port: h1",
+            "at: 2330us, port: h1",
+        ),
+    ));
+    runs.push((
+        "tcp-incast (lossy)".into(),
+        variant("tcp-incast", "pfc_enable: [3, 4]", "pfc_enable: []"),
+    ));
+    for (name, file) in runs {
+        let dir = tmp(&format!("every-{}", name.replace([' ', '(', ')'], "_")));
+        let _ = std::fs::remove_dir_all(&dir);
+        let json = dir.with_extension("json");
+        let o = lossless(&[
+            "run",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--plot",
+            dir.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let end_us = r["sim_time_ps"].as_u64().unwrap() as f64 / 1e6;
+        let mut svgs: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "svg"))
+            .map(|p| {
+                let n = p.file_stem().unwrap().to_string_lossy().to_string();
+                (n, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        svgs.sort();
+        assert!(!svgs.is_empty(), "{name}: no figure");
+        for (fig, svg) in &svgs {
+            let t = texts(svg);
+            // It stands alone: its title and caption are in it, as text and as the SVG's
+            // own <title> and <desc>.
+            assert!(
+                svg.contains("<title>") && svg.contains("<desc>"),
+                "{name} {fig}"
+            );
+            assert!(
+                t.iter().any(|x| x.ends_with(&format!(": {fig}"))),
+                "{name} {fig}: {t:?}"
+            );
+            // The time axis ends where the run did.
+            if fig != "iterations" {
+                let desc = &svg[svg.find("Time axis: ").unwrap() + 11..];
+                let to: f64 = desc[desc.find('–').unwrap() + '–'.len_utf8()..]
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(
+                    (to - end_us).abs() <= 1e-6 * end_us.max(1.0),
+                    "{name} {fig}: the axis ends at {to} µs, the run at {end_us} µs"
+                );
+            }
+            // A legend: entries that name what is drawn.
+            let legend_words = [
+                "PG shared",
+                "queue (peak",
+                "buffer (peak",
+                "paused (may not send)",
+                "an iteration",
+                "LOSSLESS",
+                "Gb/s link",
+                "re-sent",
+                "→",
+                ":",
+                " q",
+            ];
+            assert!(
+                t.iter().any(|x| legend_words.iter().any(|w| x.contains(w))),
+                "{name} {fig}: no legend in {t:?}"
+            );
+        }
+        let get = |fig: &str| {
+            svgs.iter()
+                .find(|(n, _)| n == fig)
+                .map(|(_, s)| texts(s))
+                .unwrap_or_default()
+        };
+        // Every flow that received data is in flows.svg's legend.
+        let flows = get("flows");
+        for f in r["flows"].as_array().unwrap() {
+            if f["rx_bytes"].as_u64().unwrap() > 0 {
+                let n = f["name"].as_str().unwrap();
+                assert!(
+                    flows.iter().any(|x| x == n),
+                    "{name}: flow {n} not in {flows:?}"
+                );
+            }
+            let resent = f["transport"]["retransmitted_packets"]
+                .as_u64()
+                .unwrap_or(0);
+            if resent > 0 {
+                let n = f["name"].as_str().unwrap();
+                let want = format!("{n} (re-sent {resent})");
+                let transport = get("transport");
+                assert!(
+                    transport
+                        .iter()
+                        .any(|x| *x == want || x.contains(&format!(" {n}"))),
+                    "{name}: {want} not in {transport:?}"
+                );
+            }
+        }
+        // Every group member that carried bytes is in groups.svg's legend, in Gb/s.
+        for sw in r["switches"].as_array().unwrap() {
+            for g in sw["groups"].as_array().into_iter().flatten() {
+                for m in g["members"].as_array().unwrap() {
+                    if m["bytes"].as_u64().unwrap_or(0) > 0 {
+                        let groups = get("groups");
+                        let want = format!(
+                            "{}:{} → {}",
+                            sw["name"].as_str().unwrap(),
+                            g["name"].as_str().unwrap(),
+                            m["port"].as_str().unwrap()
+                        );
+                        assert!(groups.contains(&want), "{name}: {want} not in {groups:?}");
+                        assert!(groups.iter().any(|x| x == "Gbit/s steered"), "{name}");
+                    }
+                }
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ fn a_sweep_of_headroom_finds_where_lossless_drops_stop() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("totals.lossless_drops") && text.contains("30144B"),
+        text.contains("lossless_drops") && text.contains("30144B"),
         "{text}"
     );
     let r: serde_json::Value =
@@ -63,4 +63,52 @@ fn a_sweep_names_a_wrong_key_and_a_bad_value() {
     );
     let o = lossless(&["run", f, "--sweep", "nokey"]);
     assert_eq!(o.status.code(), Some(2), "clap rejects the form");
+}
+
+/// Every shipped file, and the deadlock guide's lossy-hop variant (`pfc_asym: on`), runs
+/// with a sweep of its seed: the file is edited in place, so its words stay its own.
+#[test]
+fn every_shipped_config_runs_with_a_seed_sweep() {
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in [
+        "configs",
+        "configs/labs",
+        "configs/switches",
+        "configs/bench",
+        "deploy/containerlab",
+    ] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let deadlock = std::fs::read_to_string(root().join("configs/labs/deadlock.yaml")).unwrap();
+    let lossy_hop = deadlock.replacen(
+        "  - name: s3\n    ports: *ports\n    qos: {pfc_enable: [3, 4]}",
+        "  - name: s3\n    ports: *ports\n    qos: {pfc_enable: [], pfc_asym: on}",
+        1,
+    );
+    assert_ne!(lossy_hop, deadlock);
+    files.push(common::scenario("deadlock-lossy-hop.yaml", &lossy_hop));
+    assert!(files.len() >= 30, "{}", files.len());
+    for f in &files {
+        let o = lossless(&[
+            "run",
+            f.to_str().unwrap(),
+            "--sweep",
+            "seed=1,2",
+            "--duration",
+            "20us",
+            "--quiet",
+        ]);
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

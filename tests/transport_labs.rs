@@ -226,7 +226,14 @@ fn the_plots_show_re_sends_and_every_iteration() {
         "a queue pair that re-sent nothing"
     );
     assert_eq!(transport.matches("#8000A0").count(), 5);
-    assert_eq!(iterations.matches("#8000A0").count(), 5);
+    // One marker per iteration against its number, the one with the loss in red.
+    assert_eq!(iterations.matches("<circle").count(), 5);
+    let red = iterations
+        .split("<circle")
+        .skip(1)
+        .filter(|c| c[..c.find("/>").unwrap()].contains("#DC0000"))
+        .count();
+    assert_eq!(red, 1, "iteration 2 re-sent packets");
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(page.contains("RC re-sends") && page.contains("Collectives: each iteration"));
 }

@@ -9,8 +9,9 @@ use lossless_buffer_model::Time;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Most samples `--plot` records (a run or window longer than that needs a coarser
-/// `--plot-interval`): 20,000 are ten times the default, in a few MB per recorded series.
+/// Most samples `--plot` keeps: past it, neighbouring samples merge in pairs and the
+/// interval doubles, so a run of any length is recorded whole in bounded memory. An
+/// explicit `--plot-interval` over a known span that needs more is refused instead.
 pub const MAX_PLOT_SAMPLES: u64 = 20_000;
 
 #[derive(Args)]
@@ -51,7 +52,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub(super) plot: Option<PathBuf>,
     /// With --plot: the sampling interval (default: the run length / 2000, or 1us without
-    /// a duration); at most 20,000 samples per run (or per --plot-window).
+    /// a duration, doubled as a run without one grows past 20,000 samples); given, at most
+    /// 20,000 samples over the run (or the --plot-window).
     #[arg(long, value_parser = interval, requires = "plot", conflicts_with = "sweep")]
     plot_interval: Option<Time>,
     /// With --plot: only this window, FROM,TO (e.g. 480us,520us to see single XOFF/XON
@@ -199,11 +201,6 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
                 "warning: --plot-window {from},{to} starts after the run ended ({end}): the figures are empty"
             );
         }
-        if rec.truncated {
-            eprintln!(
-                "warning: --plot stopped recording after {MAX_PLOT_SAMPLES} samples; give a coarser --plot-interval or a --plot-window"
-            );
-        }
         let marks = crate::report::plot::Marks {
             measure: windowed.then_some((Time(report.measure.from_ps), Time(report.measure.to_ps))),
             deadlocks: report
@@ -217,7 +214,13 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
                 .iter()
                 .map(|c| {
                     let its = c.iterations.iter();
-                    let its = its.map(|i| (Time(i.end_ps), Time(i.time_ps))).collect();
+                    let its = its
+                        .map(|i| crate::report::plot::Iteration {
+                            end: Time(i.end_ps),
+                            took: Time(i.time_ps),
+                            resent: i.retransmitted_packets,
+                        })
+                        .collect();
                     (c.name.clone(), its)
                 })
                 .collect(),

@@ -139,7 +139,9 @@ fn run_one(
         .collect())
 }
 
-/// The text table: a row per value, a column per metric cell any row has.
+/// The text table: a row per value, a column per metric cell any row has, each column as
+/// wide as its widest cell; times, rates and sizes in human units (the JSON has the raw
+/// values).
 fn table(key: &str, rows: &[(String, Cells)]) -> String {
     let mut columns: Vec<&String> = Vec::new();
     for (_, cells) in rows {
@@ -149,28 +151,133 @@ fn table(key: &str, rows: &[(String, Cells)]) -> String {
             }
         }
     }
-    let mut t = format!("{key:<16}");
-    for c in &columns {
-        t += &format!(" {:>24}", c);
-    }
-    t.push('\n');
+    let mut grid: Vec<Vec<String>> = vec![std::iter::once(key.to_string())
+        .chain(columns.iter().map(|c| label(c)))
+        .collect()];
     for (v, cells) in rows {
-        t += &format!("{v:<16}");
+        let mut line = vec![v.clone()];
         for c in &columns {
             let cell = cells.iter().find(|(_, k, _)| k == *c).map(|(.., x)| x);
-            t += &format!(" {:>24}", show(cell));
+            line.push(show(c, cell));
         }
+        grid.push(line);
+    }
+    let widths: Vec<usize> = (0..=columns.len())
+        .map(|i| grid.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut t = String::new();
+    for r in &grid {
+        let mut line = format!("{:<w$}", r[0], w = widths[0]);
+        for (cell, w) in r.iter().zip(&widths).skip(1) {
+            line += &format!("  {cell:>w$}");
+        }
+        t += line.trim_end();
         t.push('\n');
     }
     t
 }
 
-/// A metric cell: numbers with at most 4 decimals (throughputs in Gb/s when named `_bps`).
-fn show(v: Option<&serde_json::Value>) -> String {
-    match v {
-        None | Some(serde_json::Value::Null) => "-".into(),
-        Some(serde_json::Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
-        Some(serde_json::Value::Number(n)) => format!("{:.4}", n.as_f64().unwrap_or(0.0)),
-        Some(x) => x.to_string(),
+/// A column's heading: the metric path without `totals.` or `flows.` and without its unit
+/// suffix (the cells carry their units).
+fn label(path: &str) -> String {
+    let p = path
+        .strip_prefix("totals.")
+        .or_else(|| path.strip_prefix("flows."))
+        .unwrap_or(path);
+    let p = ["_bps", "_ps", "_bytes"]
+        .iter()
+        .find_map(|u| p.strip_suffix(u))
+        .unwrap_or(p);
+    p.replace("_ps.", ".").replace("_bps.", ".")
+}
+
+/// A metric cell in human units by its path's suffix: `_ps` a time, `_bps` a rate, `_bytes`
+/// a size; other numbers as they are, with at most 4 significant decimals.
+fn show(path: &str, v: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    let n = match v {
+        None | Some(Value::Null) => return "-".into(),
+        Some(Value::Number(n)) => n,
+        Some(Value::String(s)) => return s.clone(),
+        Some(x) => return x.to_string(),
+    };
+    let x = n.as_f64().unwrap_or(0.0);
+    let is = |u: &str| path.ends_with(u) || path.contains(&format!("{u}."));
+    if is("_ps") {
+        human_time(x)
+    } else if is("_bps") {
+        format!("{} Gb/s", significant(x / 1e9))
+    } else if is("_bytes") {
+        lossless_buffer_model::Bytes(x as u64).approx()
+    } else if n.is_u64() || n.is_i64() {
+        n.to_string()
+    } else {
+        significant(x)
+    }
+}
+
+/// Picoseconds in the unit that suits them, 4 significant digits: "4.296 s", "1.165 ms".
+fn human_time(ps: f64) -> String {
+    let (div, unit) = match ps.abs() {
+        x if x >= 1e12 => (1e12, "s"),
+        x if x >= 1e9 => (1e9, "ms"),
+        x if x >= 1e6 => (1e6, "µs"),
+        x if x >= 1e3 => (1e3, "ns"),
+        _ => (1.0, "ps"),
+    };
+    format!("{} {unit}", significant(ps / div))
+}
+
+/// `x` with 4 significant digits, no trailing zeros.
+fn significant(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cells_are_in_human_units_and_columns_line_up() {
+        assert_eq!(
+            show("flows.f4.fct_ps", Some(&json!(4_295_632_544_920u64))),
+            "4.296 s"
+        );
+        assert_eq!(
+            show("flows.a.throughput_bps", Some(&json!(98_700_000_000.0))),
+            "98.7 Gb/s"
+        );
+        assert_eq!(show("totals.lossless_drops", Some(&json!(0))), "0");
+        assert_eq!(
+            show("x.watermark_bytes", Some(&json!(750_125_952))),
+            "750.126MB"
+        );
+        assert_eq!(label("flows.victim.throughput_bps"), "victim.throughput");
+        assert_eq!(label("totals.pfc_tx_frames"), "pfc_tx_frames");
+        let rows = vec![
+            (
+                "2m".to_string(),
+                vec![(0, "totals.drops".to_string(), json!(0))],
+            ),
+            (
+                "300m".to_string(),
+                vec![(0, "totals.drops".to_string(), json!(123456))],
+            ),
+        ];
+        let t = table("switches.tor.ports.cable", &rows);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "switches.tor.ports.cable   drops");
+        assert_eq!(lines[1], "2m                             0");
+        assert_eq!(lines[2], "300m                      123456");
     }
 }

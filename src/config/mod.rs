@@ -18,6 +18,7 @@ pub mod switch;
 pub mod topology;
 pub mod values;
 pub mod words;
+pub mod yaml_edit;
 
 pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
 pub use scenario::{

@@ -4,7 +4,7 @@
 //! throughputs (`…_bps`) in Gbit/s, times (`…_ps`) in µs or ms, sizes (`…_bytes`) in KB or
 //! MB; metrics that are not numbers (lists, maps) stay in the table only.
 
-use super::plot::{err, num, page, palette, with_legend, Entry, Res, W};
+use super::plot::{err, num, page, palette, with_legend, Entry, Res, Stroke, W};
 use plotters::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -126,7 +126,7 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
                 .columns
                 .iter()
                 .enumerate()
-                .map(|(i, (name, _))| (name.clone(), palette(i), false))
+                .map(|(i, (name, _))| (name.clone(), palette(i), Stroke::Solid))
                 .collect();
             let area = with_legend(area, &entries)?;
             let mut chart = ChartBuilder::on(&area)

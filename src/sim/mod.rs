@@ -324,6 +324,7 @@ impl Sim {
         if self.window_close.is_none() {
             self.sample_window(false);
         }
+        self.record_end();
         self.observers.finish(&self.switches, &mut self.hosts)?;
         if let Some(out) = self.pfc_log.take() {
             let path = out.path().to_path_buf();

@@ -4,7 +4,7 @@
 
 use super::{Ev, Sim};
 use crate::measure::{Samples, Window};
-use lossless_buffer_model::Time;
+use lossless_buffer_model::{priorities_in, Time};
 
 impl Sim {
     /// Sample every port where the measurement window opens or closes.
@@ -78,7 +78,34 @@ impl Sim {
     pub(super) fn record(&mut self) {
         let now = self.now;
         let done = self.done();
-        let Some(r) = &mut self.recorder else { return };
+        let Some(changed) = self.record_sample_only() else {
+            return;
+        };
+        let interval = self.recorder.as_ref().map_or(Time::ZERO, |r| r.interval);
+        let mut next = now + interval;
+        let to = self.record_window.map_or(self.end, |w| w.1.min(self.end));
+        // Nothing moved since the last sample and nothing is on a wire: nothing changes
+        // before the next deadline, scheduled event or pause expiry, so the stretch until
+        // then is one gap, not a sample per interval (a 4 s retransmission timer).
+        if !changed && !done && self.on_wire.is_empty() {
+            let until = self.next_activity().map_or(to, |t| t.min(to));
+            if until > now + Time(interval.as_ps() * 2) {
+                if let Some(r) = &mut self.recorder {
+                    r.hold(until - interval);
+                }
+                next = until;
+            }
+        }
+        if next <= to && !done {
+            self.queue.push(next, Ev::Record);
+        }
+    }
+
+    /// Take a `--plot` sample now; Some(something changed since the last), None without
+    /// a recorder.
+    fn record_sample_only(&mut self) -> Option<bool> {
+        let now = self.now;
+        let r = self.recorder.as_mut()?;
         let flows: Vec<_> = self
             .scenario
             .run
@@ -104,11 +131,55 @@ impl Sim {
             .iter()
             .map(|f| self.hosts[f.dst].host.speed().bps())
             .collect();
-        r.sample(now, &self.switches, &self.hosts, &flows, &link_bps);
-        let next = now + r.interval;
-        let to = self.record_window.map_or(self.end, |w| w.1.min(self.end));
-        if next <= to && !done {
-            self.queue.push(next, Ev::Record);
+        Some(r.sample(now, &self.switches, &self.hosts, &flows, &link_bps))
+    }
+
+    /// When something may next change the network's state: the earliest node deadline,
+    /// scheduled event or end of a pause in effect (None: nothing ever will).
+    fn next_activity(&self) -> Option<Time> {
+        let now = self.now;
+        let nodes = self.switches.len() + self.hosts.len();
+        let wakes = (0..nodes).filter_map(|i| self.queue.wake_time(i));
+        let events = self
+            .scenario
+            .run
+            .events
+            .iter()
+            .map(|e| e.at)
+            .filter(|t| *t > now);
+        let mut resumes = Vec::new();
+        for s in &self.switches {
+            for port in s.sw.ports() {
+                let pause = &port.tx.pause;
+                for p in priorities_in(pause.paused_mask(now)) {
+                    resumes.push(pause.resume_at(p, now));
+                }
+            }
+        }
+        for h in &self.hosts {
+            let pause = &h.host.tx.pause;
+            for p in priorities_in(pause.paused_mask(now)) {
+                resumes.push(pause.resume_at(p, now));
+            }
+        }
+        wakes
+            .chain(events)
+            .chain(resumes)
+            .filter(|t| *t > now)
+            .min()
+    }
+
+    /// The `--plot` recording's last sample at the run's end (or its window's), so that
+    /// every figure reaches it.
+    pub(super) fn record_end(&mut self) {
+        let end = self.record_window.map_or(self.end, |w| w.1.min(self.end));
+        let from = self.record_window.map_or(Time::ZERO, |w| w.0);
+        let last = self.recorder.as_ref().and_then(|r| r.last_time());
+        if last.is_some_and(|t| t < end) && end >= from {
+            let saved = self.now;
+            self.now = end;
+            self.record_sample_only();
+            self.now = saved;
         }
     }
 

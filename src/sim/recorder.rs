@@ -1,5 +1,10 @@
-//! What `--plot` draws, recorded in memory at a fixed interval (at most a stated number of
-//! samples): per switch port the ingress PGs (shared and headroom use, XOFF and XON levels)
+//! What `--plot` draws, recorded in memory over the whole run in bounded memory: samples
+//! every `interval`; when their number reaches the cap, neighbouring samples merge in pairs
+//! (a level keeps its peak, a count its later value, a state whether it held at all) and
+//! the interval doubles, so a run of any length fits and the figures reach its end. A
+//! stretch in which nothing changes (the engine knows when the next thing will) is not
+//! sampled at all: its first and last instants are, and it is listed as a gap, which the
+//! figures compress on their time axis. Per switch port the ingress PGs (shared and headroom use, XOFF and XON levels)
 //! and egress queues (bytes, WRED Kmin/Kmax) that held data, lossy ones included; pauses
 //! and PFC frames per port and lossless priority; per host its pauses, PFC frames and
 //! receive buffer; per flow the frame bits received, counted over their wire time; DCQCN
@@ -63,6 +68,51 @@ impl Series {
     pub fn min(&self) -> u64 {
         self.values.iter().copied().min().unwrap_or(0)
     }
+
+    /// Repeat the last sample (sample `i` is the one before it).
+    fn hold(&mut self, i: usize) {
+        if self.start.is_some() {
+            let v = self.at(i - 1);
+            self.values.push(v);
+        }
+    }
+
+    /// Merge samples in pairs (of `n` in all) with `f`.
+    fn coarsen(&mut self, n: usize, f: impl Fn(u64, u64) -> u64) {
+        let Some(start) = self.start else { return };
+        let from = start / 2;
+        self.values = (from..n.div_ceil(2))
+            .map(|k| match 2 * k + 1 < n {
+                true => f(self.at(2 * k), self.at(2 * k + 1)),
+                false => self.at(2 * k),
+            })
+            .collect();
+        self.start = Some(from);
+    }
+}
+
+/// Merge the samples of `v` in pairs with `f` (an odd last one stays as it is).
+fn coarsen_vec<T: Copy>(v: &mut Vec<T>, f: impl Fn(T, T) -> T) {
+    *v = v
+        .chunks(2)
+        .map(|c| match c {
+            [a, b] => f(*a, *b),
+            [a] => *a,
+            _ => unreachable!(),
+        })
+        .collect();
+}
+
+/// Repeat the last sample of `v`.
+fn hold_vec<T: Copy>(v: &mut Vec<T>) {
+    if let Some(x) = v.last().copied() {
+        v.push(x);
+    }
+}
+
+/// Mix `x` into the fingerprint `h` of a sample.
+fn mix(h: &mut u64, x: u64) {
+    *h = (h.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
 }
 
 /// An ingress PG of one switch port.
@@ -183,10 +233,15 @@ pub struct FlowSeries {
 /// Everything recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Recording {
-    /// Sample times.
+    /// Sample times (each sample stands for the interval that ends there).
     pub times: Vec<Time>,
-    /// Sampling stopped at the cap before the run ended.
-    pub truncated: bool,
+    /// The interval samples were taken at last (it doubles as the run grows).
+    pub interval: Time,
+    /// Times the samples merged in pairs.
+    pub coarsened: u32,
+    /// Stretches (from, to) in which nothing changed and no sample was taken: the samples
+    /// at `from` and at `to` are equal.
+    pub gaps: Vec<(Time, Time)>,
     /// Ingress PGs of every switch port.
     pub pgs: Vec<PgSeries>,
     /// Egress queues of every switch port.
@@ -214,30 +269,220 @@ pub struct Recording {
     pub groups: Vec<GroupSeries>,
 }
 
-/// Samples the network into a [`Recording`] every `interval`, at most `max_samples` times.
+/// Samples the network into a [`Recording`] every `interval`, keeping at most
+/// `max_samples` samples (merging them in pairs, the interval doubled, when it would hold
+/// more).
 #[derive(Clone, Debug)]
 pub struct Recorder {
-    /// Sampling interval.
+    /// Sampling interval now.
     pub interval: Time,
     max_samples: usize,
     /// What it has recorded.
     pub rec: Recording,
     started: bool,
+    /// The fingerprint of the last sample's values.
+    last: Option<u64>,
 }
 
 impl Recorder {
-    /// A recorder sampling every `interval`, at most `max_samples` times; flows are
-    /// sampled `flow_lag` late (see [`Recording::flow_lag`]).
+    /// A recorder sampling every `interval`, keeping at most `max_samples` samples (at
+    /// least 16); flows are sampled `flow_lag` late (see [`Recording::flow_lag`]).
     pub fn new(interval: Time, max_samples: usize, flow_lag: Time) -> Recorder {
         Recorder {
             interval,
-            max_samples,
+            max_samples: max_samples.max(16),
             rec: Recording {
                 flow_lag,
+                interval,
                 ..Recording::default()
             },
             started: false,
+            last: None,
         }
+    }
+
+    /// The time of the last sample.
+    pub fn last_time(&self) -> Option<Time> {
+        self.rec.times.last().copied()
+    }
+
+    /// Nothing changes until `until`: a sample equal to the last one is put there, and the
+    /// stretch from the last sample is a gap.
+    pub fn hold(&mut self, until: Time) {
+        let Some(from) = self.last_time().filter(|t| until > *t) else {
+            return;
+        };
+        if self.rec.times.len() + 1 >= self.max_samples {
+            self.coarsen();
+        }
+        let r = &mut self.rec;
+        let i = r.times.len();
+        r.times.push(until);
+        r.gaps.push((from, until));
+        for p in &mut r.pgs {
+            for s in [
+                &mut p.shared,
+                &mut p.headroom,
+                &mut p.xoff_level,
+                &mut p.xon_level,
+            ] {
+                s.hold(i);
+            }
+        }
+        for q in &mut r.queues {
+            q.bytes.hold(i);
+        }
+        for p in &mut r.pauses {
+            hold_vec(&mut p.paused);
+            hold_vec(&mut p.xoff_sent);
+            hold_vec(&mut p.pfc_tx);
+            hold_vec(&mut p.pfc_rx);
+            hold_vec(&mut p.stormed);
+        }
+        for h in &mut r.hosts {
+            hold_vec(&mut h.paused);
+            hold_vec(&mut h.pfc_tx);
+            h.rx_buffer.hold(i);
+        }
+        for f in &mut r.flows {
+            hold_vec(&mut f.bits);
+        }
+        for (_, v) in &mut r.dcqcn_rate {
+            hold_vec(v);
+        }
+        for (_, v) in &mut r.resent {
+            hold_vec(v);
+        }
+        for (_, v) in &mut r.port_busy {
+            hold_vec(v);
+        }
+        for m in &mut r.marks {
+            hold_vec(&mut m.tx);
+            hold_vec(&mut m.marked);
+        }
+        for d in &mut r.drops {
+            d.frames.hold(i);
+        }
+        for g in &mut r.groups {
+            for (_, s) in &mut g.members {
+                s.hold(i);
+            }
+        }
+    }
+
+    /// Merge the samples in pairs and double the interval: a level keeps the peak of the
+    /// two, a count (or a time busy) the later, a state whether it held in either.
+    fn coarsen(&mut self) {
+        let r = &mut self.rec;
+        let n = r.times.len();
+        let (max, last) = (|a: u64, b: u64| a.max(b), |_: u64, b: u64| b);
+        coarsen_vec(&mut r.times, |_, b| b);
+        for p in &mut r.pgs {
+            for s in [
+                &mut p.shared,
+                &mut p.headroom,
+                &mut p.xoff_level,
+                &mut p.xon_level,
+            ] {
+                s.coarsen(n, max);
+            }
+        }
+        for q in &mut r.queues {
+            q.bytes.coarsen(n, max);
+        }
+        for p in &mut r.pauses {
+            coarsen_vec(&mut p.paused, |a, b| a || b);
+            coarsen_vec(&mut p.xoff_sent, |a, b| a || b);
+            coarsen_vec(&mut p.stormed, |a, b| a || b);
+            coarsen_vec(&mut p.pfc_tx, last);
+            coarsen_vec(&mut p.pfc_rx, last);
+        }
+        for h in &mut r.hosts {
+            coarsen_vec(&mut h.paused, |a, b| core::array::from_fn(|q| a[q] || b[q]));
+            coarsen_vec(&mut h.pfc_tx, |_, b| b);
+            h.rx_buffer.coarsen(n, max);
+        }
+        for f in &mut r.flows {
+            coarsen_vec(&mut f.bits, |_, b| b);
+        }
+        for (_, v) in &mut r.dcqcn_rate {
+            coarsen_vec(v, |_, b| b);
+        }
+        for (_, v) in &mut r.resent {
+            coarsen_vec(v, last);
+        }
+        for (_, v) in &mut r.port_busy {
+            coarsen_vec(v, |_, b| b);
+        }
+        for m in &mut r.marks {
+            coarsen_vec(&mut m.tx, last);
+            coarsen_vec(&mut m.marked, last);
+        }
+        for d in &mut r.drops {
+            d.frames.coarsen(n, last);
+        }
+        for g in &mut r.groups {
+            for (_, s) in &mut g.members {
+                s.coarsen(n, last);
+            }
+        }
+        self.interval = Time(self.interval.as_ps() * 2);
+        r.interval = self.interval;
+        r.coarsened += 1;
+    }
+
+    /// The fingerprint of sample `i`'s values (equal fingerprints: nothing changed).
+    fn fingerprint(&self, i: usize) -> u64 {
+        let r = &self.rec;
+        let mut h = 0u64;
+        for p in &r.pgs {
+            for s in [&p.shared, &p.headroom, &p.xoff_level, &p.xon_level] {
+                mix(&mut h, s.at(i));
+            }
+        }
+        for q in &r.queues {
+            mix(&mut h, q.bytes.at(i));
+        }
+        for p in &r.pauses {
+            mix(
+                &mut h,
+                u64::from(p.paused[i]) | u64::from(p.xoff_sent[i]) << 1,
+            );
+            mix(&mut h, u64::from(p.stormed[i]));
+            mix(&mut h, p.pfc_tx[i] ^ p.pfc_rx[i].rotate_left(32));
+        }
+        for host in &r.hosts {
+            mix(
+                &mut h,
+                host.paused[i].iter().fold(0, |m, b| m << 1 | u64::from(*b)),
+            );
+            mix(&mut h, host.pfc_tx[i].iter().sum());
+            mix(&mut h, host.rx_buffer.at(i));
+        }
+        for f in &r.flows {
+            mix(&mut h, f.bits[i].to_bits());
+        }
+        for (_, v) in &r.dcqcn_rate {
+            mix(&mut h, v[i].to_bits());
+        }
+        for (_, v) in &r.resent {
+            mix(&mut h, v[i]);
+        }
+        for (_, v) in &r.port_busy {
+            mix(&mut h, v[i].as_ps());
+        }
+        for m in &r.marks {
+            mix(&mut h, m.tx[i] ^ m.marked[i].rotate_left(32));
+        }
+        for d in &r.drops {
+            mix(&mut h, d.frames.at(i));
+        }
+        for g in &r.groups {
+            for (_, s) in &g.members {
+                mix(&mut h, s.at(i));
+            }
+        }
+        h
     }
 
     fn start(&mut self, switches: &[SwitchNode], hosts: &[HostNode], flows: &[FlowView]) {
@@ -322,6 +567,11 @@ impl Recorder {
                 ..HostSeries::default()
             });
         }
+        for h in hosts {
+            for f in h.host.flows.iter().filter(|f| f.rc.is_some()) {
+                r.resent.push((f.spec.name.clone(), Vec::new()));
+            }
+        }
         for (name, dcqcn, _) in flows {
             r.flows.push(FlowSeries {
                 name: name.to_string(),
@@ -333,7 +583,8 @@ impl Recorder {
         }
     }
 
-    /// Take a sample at `now` (none past the cap; the recording says it was cut).
+    /// Take a sample at `now` (merging the samples first when there are as many as the
+    /// cap). True when something differs from the last sample.
     pub fn sample(
         &mut self,
         now: Time,
@@ -341,13 +592,12 @@ impl Recorder {
         hosts: &[HostNode],
         flows: &[FlowView],
         link_bps: &[u64],
-    ) {
+    ) -> bool {
         if !self.started {
             self.start(switches, hosts, flows);
         }
         if self.rec.times.len() >= self.max_samples {
-            self.rec.truncated = true;
-            return;
+            self.coarsen();
         }
         let i = self.rec.times.len();
         self.rec.times.push(now);
@@ -377,9 +627,8 @@ impl Recorder {
             for f in &h.host.flows {
                 if let Some(rc) = &f.rc {
                     let resent = rc.stats.retransmitted_packets;
-                    match r.resent.iter_mut().find(|(n, _)| *n == f.spec.name) {
-                        Some(rec) => rec.1.push(resent),
-                        None => r.resent.push((f.spec.name.clone(), vec![resent])),
+                    if let Some(rec) = r.resent.iter_mut().find(|(n, _)| *n == f.spec.name) {
+                        rec.1.push(resent);
                     }
                 }
                 let Some(rp) = &f.dcqcn else { continue };
@@ -388,6 +637,8 @@ impl Recorder {
                 }
             }
         }
+        let fp = self.fingerprint(i);
+        self.last.replace(fp) != Some(fp)
     }
 
     /// Sample `i` of every switch: buffers, pauses, busy time, marks, drops, groups.

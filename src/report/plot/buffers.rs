@@ -1,85 +1,152 @@
-//! `buffers.svg`: a panel per ingress PG that held data (shared use against its XOFF and XON
-//! levels; headroom on its own right-hand axis, up to its capacity), per egress queue that
-//! held data (against WRED's Kmin and Kmax), and per host receive buffer (against its XOFF
-//! and XON levels). Queue and PG thresholds stay on their own panels.
+//! `buffers.svg`: for each ingress PG that held data, a panel of its shared use against its
+//! XOFF level (dashed) and XON level (dotted) — or a note in its title when they are far
+//! above what it held — and for a lossless one that used headroom a panel below of its
+//! headroom against its capacity, in the same unit; for each egress queue that held data,
+//! its bytes against WRED's Kmin and Kmax; for each host receive buffer, its bytes against
+//! its XOFF and XON levels. The fullest are drawn, at most [`MAX_PANELS`].
 
-use super::{err, num, shade, us, with_legend, Ctx, Entry, Res, W};
+use super::{err, num, time_chart, with_legend, Ctx, Entry, Figure, Res, Stroke};
 use crate::sim::recorder::Series;
 use plotters::prelude::*;
 
 const PANEL_H: u32 = 200;
-/// At most this many panels (the fullest).
+/// A headroom panel's height.
+const HEADROOM_H: u32 = 110;
+/// At most this many buffers (the fullest).
 const MAX_PANELS: usize = 16;
 
-const SHARED: RGBColor = RGBColor(0, 140, 0);
-const HEADROOM: RGBColor = RGBColor(210, 0, 0);
-const QUEUE: RGBColor = RGBColor(0, 0, 220);
-const LEVEL: RGBColor = RGBColor(0, 0, 0);
-const XON: RGBColor = RGBColor(190, 0, 190);
+const SHARED: RGBColor = RGBColor(0x22, 0x88, 0x33);
+const HEADROOM: RGBColor = RGBColor(0xEE, 0x66, 0x77);
+const QUEUE: RGBColor = RGBColor(0x44, 0x77, 0xAA);
+const XOFF: RGBColor = RGBColor(0, 0, 0);
+const XON: RGBColor = RGBColor(0xAA, 0x33, 0x77);
 
-/// One panel: its title, its series on the left axis (label, values, colour, dashed), and
-/// optionally a right axis (label, its series, its capacity).
-struct Panel<'a> {
-    title: String,
-    left: Vec<(&'static str, Line<'a>, RGBColor, bool)>,
-    right: Option<(&'a Series, u64)>,
-    /// For ordering: the fullest first.
-    peak: u64,
-}
-
-/// A series drawn from a recorded [`Series`], or a constant level.
+/// A line of a panel: recorded, or a constant level.
 enum Line<'a> {
     Recorded(&'a Series),
     Level(u64),
 }
 
+/// One buffer: its title, its lines (label, line, colour, stroke), and for a lossless PG
+/// its headroom and capacity.
+struct Buffer<'a> {
+    title: String,
+    lines: Vec<(String, Line<'a>, RGBColor, Stroke)>,
+    headroom: Option<(&'a Series, u64)>,
+    /// For ordering: the fullest first.
+    peak: u64,
+}
+
+/// A line ready to draw: its points (axis units, KB), colour and stroke.
+type Drawn = (Vec<(f64, f64)>, RGBColor, Stroke);
+
+/// Kilobytes, for legends.
+fn kb(b: u64) -> String {
+    format!("{} KB", num(b as f64 / 1e3))
+}
+
 /// The figure, or None when no buffer held anything.
-pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
+pub(super) fn figure(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
     let rec = cx.rec;
-    let mut panels: Vec<Panel> = Vec::new();
+    let mut buffers: Vec<Buffer> = Vec::new();
     for p in rec
         .pgs
         .iter()
         .filter(|p| p.shared.any() || p.headroom.any())
     {
-        let mut left = vec![("PG shared", Line::Recorded(&p.shared), SHARED, false)];
-        if p.lossless {
-            left.push((
-                "XOFF level (limit)",
+        let mut lines = vec![(
+            format!("PG shared (peak {})", kb(p.shared.max())),
+            Line::Recorded(&p.shared),
+            SHARED,
+            Stroke::Solid,
+        )];
+        let mut note = String::new();
+        // A level far above the data would flatten it to the floor: drawn only when the
+        // PG comes within a quarter of it, else said in the title.
+        let near = p.shared.max().saturating_mul(4) >= p.xoff_level.min();
+        if p.lossless && near {
+            lines.push((
+                "XOFF level (the live limit)".to_string(),
                 Line::Recorded(&p.xoff_level),
-                LEVEL,
-                true,
+                XOFF,
+                Stroke::Dashed,
             ));
-            left.push(("XON level", Line::Recorded(&p.xon_level), XON, true));
-        } else if p.shared.max().saturating_mul(4) >= p.xoff_level.min() {
-            // A lossy PG drops at its limit; drawn when the PG comes near it (a limit
-            // thousands of times the data would flatten the data to the floor).
-            left.push((
-                "drop level (limit)",
+            lines.push((
+                "XON level".to_string(),
+                Line::Recorded(&p.xon_level),
+                XON,
+                Stroke::Dotted,
+            ));
+            // Levels a few KB apart on a scale of MB draw as one line: say how far apart
+            // (the least they were, where both are drawn).
+            let apart = p
+                .xoff_level
+                .values
+                .iter()
+                .zip(&p.xon_level.values)
+                .map(|(a, b)| a.saturating_sub(*b))
+                .min()
+                .unwrap_or(0);
+            let scale = p.xoff_level.max().max(p.shared.max()).max(1);
+            if apart * 50 < scale {
+                note = format!(": XON {} below XOFF, one line at this scale", kb(apart));
+            }
+        } else if p.lossless {
+            note = format!(
+                ": XOFF at {}, XON at {}, far above what it held",
+                kb(p.xoff_level.max()),
+                kb(p.xon_level.max())
+            );
+        } else if near {
+            // A lossy PG drops at its limit.
+            lines.push((
+                "drop level (limit)".into(),
                 Line::Recorded(&p.xoff_level),
-                LEVEL,
-                true,
+                XOFF,
+                Stroke::Dashed,
             ));
         }
+        if p.lossless && !p.headroom.any() {
+            note += &format!(
+                "; headroom ({} capacity) never used",
+                kb(p.headroom_capacity)
+            );
+        }
         let kind = if p.lossless { "lossless" } else { "lossy" };
-        panels.push(Panel {
-            title: format!("{} ingress PG {} ({kind})", p.port, p.pg),
-            left,
-            right: p.lossless.then_some((&p.headroom, p.headroom_capacity)),
+        buffers.push(Buffer {
+            title: format!("{} ingress PG {} ({kind}){note}", p.port, p.pg),
+            lines,
+            headroom: (p.lossless && p.headroom.any())
+                .then_some((&p.headroom, p.headroom_capacity)),
             peak: p.shared.max().max(p.headroom.max()),
         });
     }
     for q in rec.queues.iter().filter(|q| q.bytes.any()) {
-        let mut left = vec![("queue", Line::Recorded(&q.bytes), QUEUE, false)];
+        let mut lines = vec![(
+            format!("queue (peak {})", kb(q.bytes.max())),
+            Line::Recorded(&q.bytes),
+            QUEUE,
+            Stroke::Solid,
+        )];
         if let Some((kmin, kmax)) = q.wred {
-            left.push(("WRED Kmin", Line::Level(kmin), LEVEL, true));
-            left.push(("WRED Kmax", Line::Level(kmax), XON, true));
+            lines.push((
+                format!("WRED Kmin {}", kb(kmin)),
+                Line::Level(kmin),
+                XOFF,
+                Stroke::Dashed,
+            ));
+            lines.push((
+                format!("WRED Kmax {}", kb(kmax)),
+                Line::Level(kmax),
+                XON,
+                Stroke::Dotted,
+            ));
         }
         let kind = if q.lossless { "lossless" } else { "lossy" };
-        panels.push(Panel {
+        buffers.push(Buffer {
             title: format!("{} egress queue {} ({kind})", q.port, q.queue),
-            left,
-            right: None,
+            lines,
+            headroom: None,
             peak: q.bytes.max(),
         });
     }
@@ -87,136 +154,151 @@ pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
         let Some((size, xoff, xon)) = h.rx_levels else {
             continue;
         };
-        panels.push(Panel {
-            title: format!("host {} receive buffer ({} B)", h.name, size),
-            left: vec![
-                ("buffer", Line::Recorded(&h.rx_buffer), QUEUE, false),
-                ("pfc_xoff", Line::Level(xoff), LEVEL, true),
-                ("pfc_xon", Line::Level(xon), XON, true),
+        buffers.push(Buffer {
+            title: format!("host {} receive buffer ({})", h.name, kb(size)),
+            lines: vec![
+                (
+                    format!("buffer (peak {})", kb(h.rx_buffer.max())),
+                    Line::Recorded(&h.rx_buffer),
+                    QUEUE,
+                    Stroke::Solid,
+                ),
+                (
+                    format!("pfc_xoff {}", kb(xoff)),
+                    Line::Level(xoff),
+                    XOFF,
+                    Stroke::Dashed,
+                ),
+                (
+                    format!("pfc_xon {}", kb(xon)),
+                    Line::Level(xon),
+                    XON,
+                    Stroke::Dotted,
+                ),
             ],
-            right: None,
+            headroom: None,
             peak: h.rx_buffer.max(),
         });
     }
-    if panels.is_empty() || rec.times.is_empty() {
+    if buffers.is_empty() || rec.times.is_empty() {
         return Ok(None);
     }
-    panels.sort_by_key(|p| std::cmp::Reverse(p.peak));
-    panels.truncate(MAX_PANELS);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (W, PANEL_H * panels.len() as u32))
-            .into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        for (area, p) in root.split_evenly((panels.len(), 1)).iter().zip(&panels) {
-            panel(cx, area, p)?;
+    buffers.sort_by_key(|b| std::cmp::Reverse(b.peak));
+    buffers.truncate(MAX_PANELS);
+    let height = |b: &Buffer| PANEL_H + if b.headroom.is_some() { HEADROOM_H } else { 0 };
+    let total: u32 = buffers.iter().map(height).sum();
+    super::figure(f, total, |area| {
+        let mut rest = area.clone();
+        for b in &buffers {
+            let (this, below) = rest.split_vertically(height(b));
+            draw(cx, &this, b)?;
+            rest = below;
         }
-        root.present().map_err(err)?;
-    }
-    Ok(Some(svg))
+        Ok(true)
+    })
 }
 
-fn panel<DB: DrawingBackend>(
-    cx: &Ctx,
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    p: &Panel,
-) -> Res<()> {
+/// The points of `l` (µs, KB) from the sample before its first nonzero one (a recorded
+/// level: from its first).
+fn points(cx: &Ctx, l: &Line, level: bool) -> Vec<(f64, f64)> {
     let times = &cx.rec.times;
-    let value = |l: &Line, i: usize| match l {
-        Line::Recorded(s) => s.at(i),
-        Line::Level(v) => *v,
-    };
-    // Bytes on the left: the range of what is drawn there, levels included.
-    let all: Vec<u64> = p
-        .left
-        .iter()
-        .flat_map(|(_, l, ..)| (0..times.len()).map(move |i| value(l, i)))
-        .collect();
-    let hi = all.iter().copied().max().unwrap_or(1).max(1) as f64 / 1e3;
-    let lo = all.iter().copied().min().unwrap_or(0) as f64 / 1e3;
-    let pad = ((hi - lo) * 0.05).max(hi * 0.01).max(0.01);
-    let (y0, y1) = ((lo - pad).max(0.0), hi + pad);
-    let mut entries: Vec<Entry> = p
-        .left
-        .iter()
-        .map(|(n, _, c, dashed)| (n.to_string(), *c, *dashed))
-        .collect();
-    if p.right.is_some() {
-        entries.push(("PG headroom (right axis)".into(), HEADROOM, false));
-        entries.push(("headroom capacity".into(), HEADROOM, true));
-    }
-    let area = with_legend(area, &entries)?;
-    // Every panel keeps a right label area, so the time axes of all panels line up; the
-    // secondary coordinate takes it (the primary's labels stay on the left).
-    let top = p.right.map_or(1.0, |(headroom, capacity)| {
-        (capacity.max(headroom.max()).max(1) as f64) * 1.15
-    });
-    let mut chart = ChartBuilder::on(&area)
-        .caption(&p.title, ("sans-serif", 15))
-        .margin(8)
-        .margin_right(16)
-        .x_label_area_size(28)
-        .y_label_area_size(64)
-        .right_y_label_area_size(64)
-        .build_cartesian_2d(cx.lo..cx.hi, y0..y1)
-        .map_err(err)?
-        .set_secondary_coord(cx.lo..cx.hi, 0.0..top);
-    shade(cx, &mut chart, y0, y1)?;
-    chart
-        .configure_mesh()
-        .x_desc(cx.x_unit())
-        .y_desc("KB")
-        .x_label_formatter(&|v| cx.x_label(*v))
-        .y_label_formatter(&|v| num(*v))
-        .draw()
-        .map_err(err)?;
-    // Data from the zero before its first nonzero sample; a recorded level from its first.
-    let pts = |l: &Line, level: bool| -> Vec<(f64, f64)> {
-        let from = match l {
-            Line::Recorded(s) => s
+    match l {
+        Line::Recorded(s) => {
+            let from = s
                 .start
-                .map_or(times.len(), |s| s.saturating_sub(usize::from(!level))),
-            Line::Level(_) => 0,
-        };
-        (from..times.len())
-            .map(|i| (us(times[i]), value(l, i) as f64 / 1e3))
-            .collect()
-    };
-    for (_, l, color, dashed) in &p.left {
-        let style = color.stroke_width(if *dashed { 1 } else { 2 });
-        if *dashed {
-            chart
-                .draw_series(DashedLineSeries::new(pts(l, true), 6, 4, style))
-                .map_err(err)?;
-        } else {
-            chart
-                .draw_series(LineSeries::new(pts(l, false), style))
-                .map_err(err)?;
+                .map_or(times.len(), |s| s.saturating_sub(usize::from(!level)));
+            (from..times.len())
+                .map(|i| (cx.xi(i), s.at(i) as f64 / 1e3))
+                .collect()
+        }
+        Line::Level(v) => {
+            let r = cx.xr();
+            vec![(r.start, *v as f64 / 1e3), (r.end, *v as f64 / 1e3)]
         }
     }
-    if let Some((headroom, capacity)) = p.right {
-        chart
-            .configure_secondary_axes()
-            .y_desc("headroom, B")
-            .y_label_formatter(&|v| num(*v))
-            .draw()
-            .map_err(err)?;
-        let from = headroom.start.unwrap_or(times.len());
-        let hr: Vec<(f64, f64)> = (0..times.len())
-            .filter(|i| *i + 1 >= from)
-            .map(|i| (us(times[i]), headroom.at(i) as f64))
-            .collect();
-        chart
-            .draw_secondary_series(LineSeries::new(hr, HEADROOM.stroke_width(2)))
-            .map_err(err)?;
-        chart
-            .draw_secondary_series(DashedLineSeries::new(
-                vec![(cx.lo, capacity as f64), (cx.hi, capacity as f64)],
-                6,
-                4,
-                HEADROOM.stroke_width(1),
-            ))
-            .map_err(err)?;
+}
+
+fn draw_line<DB: DrawingBackend>(
+    chart: &mut super::TimeChart<DB>,
+    pts: Vec<(f64, f64)>,
+    color: RGBColor,
+    stroke: Stroke,
+) -> Res<()> {
+    match stroke {
+        Stroke::Solid => chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map(|_| ()),
+        Stroke::Dashed => chart
+            .draw_series(DashedLineSeries::new(pts, 8, 5, color.stroke_width(2)))
+            .map(|_| ()),
+        Stroke::Dotted => chart
+            .draw_series(DashedLineSeries::new(pts, 2, 3, color.stroke_width(2)))
+            .map(|_| ()),
+    }
+    .map_err(err)
+}
+
+/// One buffer: its panel, and its headroom panel under it.
+fn draw<DB: DrawingBackend>(
+    cx: &Ctx,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    b: &Buffer,
+) -> Res<()> {
+    let (main, hr) = match b.headroom {
+        Some(_) => {
+            let (a, h) = area.split_vertically(PANEL_H);
+            (a, Some(h))
+        }
+        None => (area.clone(), None),
+    };
+    let entries: Vec<Entry> = b
+        .lines
+        .iter()
+        .map(|(n, _, c, s)| (n.clone(), *c, *s))
+        .collect();
+    let plot = with_legend(&main, &entries)?;
+    let lines: Vec<Drawn> = b
+        .lines
+        .iter()
+        .map(|(_, l, c, s)| (points(cx, l, *s != Stroke::Solid), *c, *s))
+        .collect();
+    let all = lines.iter().flat_map(|(p, ..)| p.iter().map(|x| x.1));
+    let (lo, hi) = all.fold((f64::MAX, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let lo = if lo == f64::MAX { 0.0 } else { lo };
+    let pad = ((hi - lo) * 0.05).max(hi * 0.01).max(0.01);
+    let (y0, y1) = ((lo - pad).max(0.0), hi + pad);
+    let mut chart = time_chart(cx, &plot, Some(&b.title), y0, y1, "KB", &|v| num(*v))?;
+    for (pts, color, stroke) in lines {
+        draw_line(&mut chart, pts, color, stroke)?;
+    }
+    if let (Some(area), Some((headroom, capacity))) = (hr, b.headroom) {
+        let entries: Vec<Entry> = vec![
+            (
+                format!("PG headroom (peak {})", kb(headroom.max())),
+                HEADROOM,
+                Stroke::Solid,
+            ),
+            (
+                format!("capacity {}", kb(capacity)),
+                HEADROOM,
+                Stroke::Dashed,
+            ),
+        ];
+        let plot = with_legend(&area, &entries)?;
+        let top = capacity.max(headroom.max()).max(1) as f64 / 1e3 * 1.15;
+        let mut chart = time_chart(cx, &plot, None, 0.0, top, "headroom, KB", &|v| num(*v))?;
+        draw_line(
+            &mut chart,
+            points(cx, &Line::Recorded(headroom), false),
+            HEADROOM,
+            Stroke::Solid,
+        )?;
+        draw_line(
+            &mut chart,
+            points(cx, &Line::Level(capacity), true),
+            HEADROOM,
+            Stroke::Dashed,
+        )?;
     }
     Ok(())
 }

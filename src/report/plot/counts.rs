@@ -1,46 +1,27 @@
 //! Counts: `ecn.svg` (the share of frames each WRED queue marked CE), `drops.svg` (frames
-//! dropped by switch and reason, in all; lossless drops in red) and `groups.svg` (each
-//! next-hop group member's share of the bytes its group steered). Marks and group bytes
-//! are counted at an instant (a frame's dequeue, its forwarding), so they are shown over a
-//! sliding window of samples rather than per sample.
+//! dropped by switch and reason, in all; lossless drops in red) and `groups.svg` (the
+//! bytes each next-hop group member carried, as Gb/s). Marks and group bytes are counted
+//! at an instant (a frame's dequeue, its forwarding), so they are shown over a window of
+//! samples ([`super::rates::window_starts`]) rather than per sample.
 
-use super::{lines, one, us, Ctx, RatePoint, Res};
+use super::rates::windowed_points;
+use super::{lines, lines_laid_out, palette, us, Ctx, Figure, Layout, Res, Series};
 use crate::sim::recorder::Recording;
+use plotters::style::RGBColor;
 
-/// Samples in the sliding window: 1/100 of the recording, at least one interval.
-fn window(n: usize) -> usize {
-    (n / 100).max(1)
+/// For each sample i, `f(i, j)` with j the first sample of its window, at its time (µs).
+fn windowed(rec: &Recording, n: usize, f: impl Fn(usize, usize) -> f64) -> Vec<(f64, f64)> {
+    windowed_points(rec, n, |i| Some(us(rec.times[i])), f)
 }
 
-/// The sliding window as time, for captions.
-pub(super) fn window_text(rec: &Recording) -> String {
-    match rec.times.as_slice() {
-        [a, b, ..] => {
-            let w = window(rec.times.len()) as u64;
-            format!("{}", lossless_buffer_model::Time((*b - *a).as_ps() * w))
-        }
-        _ => "sample".into(),
-    }
-}
-
-/// For each sample i, `f(i, j)` with j the sample one [`window`] before it.
-fn sliding(n: usize, f: impl Fn(usize, usize) -> f64) -> Vec<f64> {
-    let w = window(n);
-    (0..n).map(|i| f(i, i.saturating_sub(w))).collect()
-}
-
-fn at_times(rec: &Recording, v: Vec<f64>) -> Vec<RatePoint> {
-    rec.times.iter().map(|t| us(*t)).zip(v).collect()
-}
-
-pub(super) fn ecn(cx: &Ctx) -> Res<Option<String>> {
+pub(super) fn ecn(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
     let rec = cx.rec;
-    let series: Vec<(String, Vec<RatePoint>)> = rec
+    let series: Vec<Series> = rec
         .marks
         .iter()
         .filter(|m| m.marked.last().is_some_and(|x| *x > 0))
         .map(|m| {
-            let share = sliding(m.tx.len().min(rec.times.len()), |i, j| {
+            let share = windowed(rec, m.tx.len(), |i, j| {
                 let sent = m.tx[i].saturating_sub(m.tx[j]);
                 let marked = m.marked[i].saturating_sub(m.marked[j]);
                 if sent > 0 {
@@ -49,75 +30,65 @@ pub(super) fn ecn(cx: &Ctx) -> Res<Option<String>> {
                     0.0
                 }
             });
-            (format!("{} q{}", m.port, m.queue), at_times(rec, share))
+            (format!("{} q{}", m.port, m.queue), share)
         })
         .collect();
-    if series.is_empty() || rec.times.len() < 2 {
-        return Ok(None);
-    }
-    one(420, |area| {
-        lines(cx, area, &series, &[], "% of frames marked CE")?;
-        Ok(true)
-    })
+    lines(cx, f, &series, &[], "% of frames marked CE", &[])
 }
 
-pub(super) fn drops(cx: &Ctx) -> Res<Option<String>> {
+pub(super) fn drops(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
     let rec = cx.rec;
-    let mut series: Vec<(String, Vec<RatePoint>)> = Vec::new();
-    // Lossless drops first, so they take the first colour: red.
+    let mut series: Vec<Series> = Vec::new();
+    // Lossless drops first, on the first panel.
     let mut kept: Vec<_> = rec.drops.iter().filter(|d| d.frames.any()).collect();
     kept.sort_by_key(|d| d.reason != "lossless");
     for d in kept {
-        let v = (0..rec.times.len())
-            .map(|i| d.frames.at(i) as f64)
+        let pts = (0..rec.times.len())
+            .map(|i| (us(rec.times[i]), d.frames.at(i) as f64))
             .collect();
         let label = if d.reason == "lossless" {
             format!("{}: LOSSLESS (any reason)", d.node)
         } else {
             format!("{}: {}", d.node, d.reason)
         };
-        series.push((label, at_times(rec, v)));
+        series.push((label, pts));
     }
-    if series.is_empty() || rec.times.len() < 2 {
-        return Ok(None);
-    }
-    one(420, |area| {
-        lines(cx, area, &series, &[], "frames dropped, in all")?;
-        Ok(true)
-    })
+    // Lossless drops (which must stay 0) in red, the others in the palette's turn.
+    let layout = Layout {
+        per_panel: super::PER_PANEL,
+        panel_h: super::LINES_H,
+        color: &|i, name| {
+            if name.contains("LOSSLESS") {
+                RGBColor(220, 0, 0)
+            } else {
+                // Every colour but the palette's red, kept for lossless drops.
+                palette([0, 2, 3, 4, 5][i % 5] + 6 * (i / 5 % 2))
+            }
+        },
+    };
+    lines_laid_out(cx, f, &series, &[], "frames dropped, in all", &[], &layout)
 }
 
-pub(super) fn groups(cx: &Ctx) -> Res<Option<String>> {
+pub(super) fn groups(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
     let rec = cx.rec;
-    let mut series: Vec<(String, Vec<RatePoint>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     for g in rec
         .groups
         .iter()
         .filter(|g| g.members.iter().any(|m| m.1.any()))
     {
-        let n = rec.times.len();
-        for (port, bytes) in &g.members {
-            let share = sliding(n, |i, j| {
-                let total: u64 = g
-                    .members
-                    .iter()
-                    .map(|(_, b)| b.at(i).saturating_sub(b.at(j)))
-                    .sum();
-                let mine = bytes.at(i).saturating_sub(bytes.at(j));
-                if total > 0 {
-                    mine as f64 / total as f64 * 100.0
+        for (port, bytes) in g.members.iter().filter(|m| m.1.any()) {
+            let rate = windowed(rec, rec.times.len(), |i, j| {
+                let dt = (rec.times[i] - rec.times[j]).as_ps() as f64 / 1e12;
+                let db = bytes.at(i).saturating_sub(bytes.at(j)) as f64;
+                if dt > 0.0 {
+                    db * 8.0 / dt / 1e9
                 } else {
                     0.0
                 }
             });
-            series.push((format!("{} → {port}", g.name), at_times(rec, share)));
+            series.push((format!("{} → {port}", g.name), rate));
         }
     }
-    if series.is_empty() || rec.times.len() < 2 {
-        return Ok(None);
-    }
-    one(420, |area| {
-        lines(cx, area, &series, &[], "% of the group's bytes")?;
-        Ok(true)
-    })
+    lines(cx, f, &series, &[], "Gbit/s steered", &[])
 }

@@ -3,15 +3,17 @@
 //! ticks closer than a few pixels merge into a grey bar instead of painting the row black.
 //! Deadlocks: a dashed line where one formed, a solid one where it was detected.
 
-use super::{err, shade, us, Ctx, Res, W};
+use super::{err, us, with_legend, Ctx, Entry, Figure, Res, Stroke};
 use lossless_buffer_model::Time;
 use plotters::prelude::*;
 
 /// Ticks closer than this (pixels) are drawn as one bar.
 const MERGE_PX: f64 = 3.0;
 const DEADLOCK: RGBColor = RGBColor(130, 0, 170);
+const STORMED: RGBColor = RGBColor(230, 140, 0);
+const MANY: RGBColor = RGBColor(110, 110, 110);
 
-/// Contiguous runs of `true` as (from, to) in µs.
+/// Contiguous runs of `true` as (from, to) in µs of real time.
 fn runs(times: &[Time], on: impl Fn(usize) -> bool) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut start = None;
@@ -59,8 +61,11 @@ type Row = (String, RGBColor, Vec<(f64, f64)>, Vec<f64>);
 fn rows(cx: &Ctx) -> Vec<Row> {
     let rec = cx.rec;
     let mut rows: Vec<Row> = Vec::new();
+    // Rows are kept in axis units (a stretch without change compressed).
     let mut push = |label: String, color: RGBColor, runs: Vec<(f64, f64)>, ticks: Vec<f64>| {
         if !runs.is_empty() || !ticks.is_empty() {
+            let runs = runs.into_iter().map(|(a, b)| (cx.x(a), cx.x(b))).collect();
+            let ticks = ticks.into_iter().map(|t| cx.x(t)).collect();
             rows.push((label, color, runs, ticks));
         }
     };
@@ -80,7 +85,7 @@ fn rows(cx: &Ctx) -> Vec<Row> {
         );
         push(
             format!("{} q{} stormed (watchdog)", p.port, p.prio),
-            RGBColor(230, 140, 0),
+            STORMED,
             runs(&rec.times, |i| p.stormed[i]),
             Vec::new(),
         );
@@ -105,40 +110,56 @@ fn rows(cx: &Ctx) -> Vec<Row> {
 }
 
 /// The figure, or None when nothing paused.
-pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
+pub(super) fn figure(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
     let rows = rows(cx);
     if rows.is_empty() || cx.rec.times.is_empty() {
         return Ok(None);
     }
-    let (lo, hi) = (cx.lo, cx.hi);
+    let range = cx.xr();
+    let (lo, hi) = (range.start, range.end);
     let n = rows.len();
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (W, 80 + 24 * n as u32)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
+    super::figure(f, 90 + 24 * n.max(8) as u32, |root| {
+        let legend: Vec<Entry> = vec![
+            ("paused (may not send)".into(), RED, Stroke::Solid),
+            ("holds its peer in XOFF".into(), BLUE, Stroke::Solid),
+            ("stormed (PFC watchdog)".into(), STORMED, Stroke::Solid),
+            ("a PFC frame (tick)".into(), BLACK, Stroke::Solid),
+            (
+                "PFC frames too close to tell apart".into(),
+                MANY,
+                Stroke::Solid,
+            ),
+            ("deadlock formed".into(), DEADLOCK, Stroke::Dashed),
+            ("deadlock detected".into(), DEADLOCK, Stroke::Solid),
+        ];
+        let plot = with_legend(root, &legend)?;
+        let mut chart = ChartBuilder::on(&plot)
             .margin(10)
-            .margin_right(24)
-            .x_label_area_size(30)
+            .margin_right(16)
+            .x_label_area_size(34)
             .y_label_area_size(260)
             .build_cartesian_2d(lo..hi, 0.0..n as f64)
             .map_err(err)?;
-        shade(cx, &mut chart, 0.0, n as f64)?;
+        super::shade(cx, &mut chart, 0.0, n as f64)?;
         chart
             .configure_mesh()
-            .x_desc(cx.x_unit())
-            .x_label_formatter(&|v| cx.x_label(*v))
+            .disable_x_mesh()
+            .x_labels(0)
+            .axis_desc_style(("sans-serif", 12))
+            .x_desc(cx.axis.unit())
             .y_labels(0)
             .disable_y_mesh()
             .draw()
             .map_err(err)?;
+        cx.axis.draw(&mut chart, 0.0, n as f64)?;
         // Row labels in the left margin, one per row, at the row's centre.
         for (k, (label, ..)) in rows.iter().enumerate() {
             let y = (n - 1 - k) as f64 + 0.5;
             let (_, py) = chart.backend_coord(&(lo, y));
-            root.draw(&Text::new(
+            let base = plot.get_base_pixel();
+            plot.draw(&Text::new(
                 label.clone(),
-                (12, py - 6),
+                (12, py - base.1 - 6),
                 ("sans-serif", 12).into_font(),
             ))
             .map_err(err)?;
@@ -167,15 +188,15 @@ pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
                     chart
                         .draw_series(std::iter::once(Rectangle::new(
                             [(a, y + 0.02), (b, y + 0.18)],
-                            RGBColor(110, 110, 110).filled(),
+                            MANY.filled(),
                         )))
                         .map_err(err)?;
                 }
             }
         }
         for (formed, detected) in &cx.marks.deadlocks {
-            let line = |t: Time| vec![(us(t), 0.0), (us(t), n as f64)];
-            if (lo..=hi).contains(&us(*formed)) {
+            let line = |t: Time| vec![(cx.x(us(t)), 0.0), (cx.x(us(t)), n as f64)];
+            if (cx.axis.lo..=cx.axis.hi).contains(&us(*formed)) {
                 chart
                     .draw_series(DashedLineSeries::new(
                         line(*formed),
@@ -185,15 +206,14 @@ pub(super) fn figure(cx: &Ctx) -> Res<Option<String>> {
                     ))
                     .map_err(err)?;
             }
-            if (lo..=hi).contains(&us(*detected)) {
+            if (cx.axis.lo..=cx.axis.hi).contains(&us(*detected)) {
                 chart
                     .draw_series(LineSeries::new(line(*detected), DEADLOCK.stroke_width(2)))
                     .map_err(err)?;
             }
         }
-        root.present().map_err(err)?;
-    }
-    Ok(Some(svg))
+        Ok(true)
+    })
 }
 
 #[cfg(test)]
