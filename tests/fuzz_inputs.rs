@@ -411,6 +411,7 @@ fn import(text: &str) {
         ports: None,
         tap_prefix: None,
         asic: None,
+        named_by_hostname: false,
     };
     let _ = lossless::config::sonic::import("fuzz.json", text, &opts);
 }
@@ -441,6 +442,7 @@ fn the_sonic_import_takes_any_config_db() {
                 ports: None,
                 tap_prefix: None,
                 asic: None,
+                named_by_hostname: false,
             };
             lossless::config::sonic::import("cut.json", &s.to_string(), &opts)
                 .unwrap_or_else(|e| panic!("a cut config_db: {e}"));

@@ -261,3 +261,42 @@ fn rc_and_loss_keys_are_checked() {
     ];
     common::expect_config_errors(&cases);
 }
+
+/// An RC flow into a host whose software reads its NIC's buffer at 25 Gb/s behind a 100G
+/// link: an RNIC acknowledges what it has placed in memory, so the flow completes when
+/// the host has drained its last packet, not when that packet reached the buffer.
+#[test]
+fn a_slow_receiver_acknowledges_what_it_has_placed() {
+    let slow = |ack: &str| {
+        let nic = format!("{{rx_buffer: 256KiB, drain: 25G{ack}}}");
+        let t = lab("size: 1MB", "").replace(
+            "  - {name: h0, attach: sw:Ethernet0}",
+            &format!("  - {{name: h0, attach: sw:Ethernet0, nic: {nic}}}"),
+        );
+        run(&format!("rc-slow{}", ack.len()), &t)
+    };
+    let placed = slow("");
+    let arrived = slow(", rc_ack: arrived");
+    let fct = |r: &Value| u(&r["flows"][0]["fct_ps"]);
+    // On paper: 977 packets (976 of 1024 bytes, one of 576) are 1,060,574 frame bytes; the
+    // host drains them at 25 Gb/s from the first one's arrival (the buffer never empties:
+    // 100G in, 25G out, PFC keeping it between its XON and XOFF levels), so the last is
+    // placed 339.38 µs after that; its ACK then takes the path back.
+    let bytes = 976 * FRAME + (576 + FRAME - PAYLOAD);
+    let drain_ps = bytes * 8 * 1000 / 25;
+    let first = 2 * WIRE_PS + 2 * 10_000 + 500_000;
+    let want = first + drain_ps + ack_path_ps();
+    let got = fct(&placed);
+    assert!(
+        got.abs_diff(want) < want / 500,
+        "FCT {got} ps, on paper {want} ps"
+    );
+    // Acknowledged on arrival, the flow looks done while up to a buffer's worth still
+    // waits to be read: earlier by at least the XON level's drain time.
+    assert!(
+        fct(&arrived) + 10_000_000 < got,
+        "{} vs {got}",
+        fct(&arrived)
+    );
+    assert_eq!(u(&placed["totals"]["drops"]), 0);
+}

@@ -370,3 +370,101 @@ fn acl_tables_import_as_the_same_rules_written_in_yaml() {
         "{e}"
     );
 }
+
+/// What `lossless import sonic` says of a config_db names the config_db: an MTU out of
+/// SONiC's range is an error on PORT's key, a plan that does not resolve points at the
+/// config_db's line (the YAML is not written), the hostname that names the switch is not
+/// "ignored", and `check` warns when a lossless priority goes to a queue that can drop it.
+#[test]
+fn import_errors_and_warnings_name_the_config_db() {
+    let dir = tmp("import-names");
+    let _ = std::fs::create_dir_all(&dir);
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).to_string();
+    // An MTU of 0.
+    let t = edited(|v| v["PORT"]["Ethernet0"]["mtu"] = "0".into());
+    let f = write("mtu0.json", &t);
+    let out = dir.join("mtu0.yaml");
+    let o = lossless(&[
+        "import",
+        "sonic",
+        f.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    let line = line_of(&t, "\"Ethernet0\": {", "\"mtu\"");
+    assert!(
+        err.contains(&format!(
+            "mtu0.json:{line}: PORT.Ethernet0.mtu: 0 is outside SONiC's 68–9216 (the IP MTU"
+        )),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // An XON level above the XOFF point: the config_db's file and line, not the YAML's.
+    let t = edited(|v| {
+        v["BUFFER_PROFILE"]["pg_lossless_100000_300m_profile"]["xon"] = "99999999".into();
+    });
+    let f = write("xon.json", &t);
+    let out = dir.join("xon.yaml");
+    let o = lossless(&[
+        "import",
+        "sonic",
+        f.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let line = line_of(&t, "\"pg_lossless_100000_300m_profile\"", "\"xon\"");
+    assert!(err.contains(&format!("xon.json:{line}: ")), "{err}");
+    assert!(
+        err.contains(".profiles.pg_lossless_100000_300m_profile.xon: "),
+        "{err}"
+    );
+    assert!(!err.contains("xon.yaml"), "{err}");
+    assert!(!out.exists());
+    // The hostname names the switch: not among the keys ignored.
+    let out = dir.join("ok.yaml");
+    let file = data("arista-7060cx-32s-c32-t1.json");
+    let o = lossless(&[
+        "import",
+        "sonic",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("DEVICE_METADATA buffer_model, mac, type;"),
+        "{err}"
+    );
+    assert!(!err.contains("hostname"), "{err}");
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("- name: lossless-dut"));
+    // Lossless priority 3 sent to queue 1, a lossy one: `check` says it can be dropped.
+    let t = edited(|v| v["TC_TO_QUEUE_MAP"]["AZURE"]["3"] = "1".into());
+    let f = write("tc3.json", &t);
+    let out = dir.join("tc3.yaml");
+    let o = lossless(&[
+        "import",
+        "sonic",
+        f.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = lossless(&["check", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("lossless priority 3 can be dropped at egress")
+            && err.contains("but queue 1 of Ethernet0 takes at most"),
+        "{err}"
+    );
+}

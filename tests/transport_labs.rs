@@ -159,6 +159,11 @@ fn a_lost_tail_stalls_every_rank_for_the_ack_timeout() {
         assert!((*t as f64) < ring_ideal_ps() * 1.02, "iteration {i}: {t}");
     }
     assert!((u(&c["time_ps"]["p50"]) as f64) < ring_ideal_ps() * 1.02);
+    // Iteration 3 is a little shorter than the clean ones: while h0 waited for its timer,
+    // the other ranks ran ahead into it as far as the ring let them (h1 one step, r3
+    // seven), so part of its per-step store-and-forward latency was paid before it began.
+    let (t3, t4) = (its[2].0, its[3].0);
+    assert!(t3 < t4 && t4 - t3 < 19_000_000, "{t3} vs {t4}");
 }
 
 /// Queue pairs on the busiest uplink of a leaf: its bytes over a queue pair's (a quarter
@@ -263,13 +268,27 @@ fn tcp_incast_lossless_completes_on_time_and_lossy_waits_for_the_rto() {
         assert!(u(&fl["tcp"]["retransmitted_segments"]) > 0);
         assert_eq!(u(&fl["tcp"]["delivered_bytes"]), 8_000_000);
     }
+    // The lossy victim shares h1's NIC with t1 (a frame each in turn) until t1 has lost
+    // its tail, then runs alone at the ceiling: between half of it and all of it.
     let victim_off = f(&common::flow(&off, "victim")["tcp"]["goodput_bps"]);
     assert!(
-        victim_off > 0.99 * ceiling && victim_off <= ceiling,
+        victim_off > 0.5 * ceiling && victim_off <= ceiling,
         "{victim_off}"
     );
     // PFC's price: the victim pauses with t1 on h1's link.
-    assert!(victim_on < 0.25 * victim_off, "{victim_on} vs {victim_off}");
+    assert!(victim_on < 0.3 * victim_off, "{victim_on} vs {victim_off}");
+    // Every segment a sender sends is a whole MSS but its last (and re-sends): no segments
+    // of the few bytes a congestion window counted in bytes grows by an ACK.
+    for fl in flows(&off).iter().chain(flows(&on)) {
+        let t = &fl["tcp"];
+        let new = u(&t["segments"]) - u(&t["retransmitted_segments"]);
+        let whole = 8_000_000u64.div_ceil(1460);
+        assert!(
+            new <= whole,
+            "{}: {new} new segments for {whole} of data",
+            fl["name"]
+        );
+    }
 }
 
 #[test]

@@ -28,12 +28,31 @@ impl lossless_buffer_model::Named for PfcMode {
 pub struct RxBuffer {
     /// Buffer size; frames beyond it are dropped.
     pub size: Bytes,
+    /// When an RC responder acknowledges a packet: once the host has drained it from the
+    /// buffer into memory (as an RNIC acknowledges what it has placed), or as it arrives.
+    pub rc_ack: RcAck,
     /// Drain rate of the host's software.
     pub drain: Rate,
     /// Send XOFF when the buffer holds more than this.
     pub xoff: Bytes,
     /// Send XON when it holds less than this.
     pub xon: Bytes,
+}
+
+/// When an RC packet that went through a NIC's receive buffer is acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RcAck {
+    /// When the host has drained it from the buffer (placed it in memory): an RC
+    /// completion means the data is in the responder's memory.
+    #[default]
+    Placed,
+    /// When its last bit arrives at the NIC, the buffer notwithstanding.
+    Arrived,
+}
+
+impl lossless_buffer_model::Named for RcAck {
+    const WORDS: &'static [(&'static str, RcAck)] =
+        &[("placed", RcAck::Placed), ("arrived", RcAck::Arrived)];
 }
 
 impl RxBuffer {

@@ -241,6 +241,7 @@ impl TcpStack {
             Congestion::Cubic => tcp::CongestionControl::Cubic,
             Congestion::None => tcp::CongestionControl::None,
         });
+        // Nagle's rule is set as the data goes (see `serve`): off at the tail.
         s.set_nagle_enabled(false);
         // ACK every segment at once, as Linux's quick-ACK mode does while a connection
         // starts: smoltcp's 10 ms delayed ACK would hold each round of slow start, and a
@@ -389,6 +390,16 @@ impl TcpStack {
                             }
                         }
                     }
+                    // Whole segments while a whole one is left to send, the tail at once:
+                    // smoltcp counts its congestion window in bytes and, unheld, would send
+                    // each few bytes the window grows by (MSS²/cwnd an ACK in congestion
+                    // avoidance, ~13 bytes at 160 KB) as a segment of its own, where a
+                    // stack that counts segments (Linux) waits for a whole one. Nagle's
+                    // rule holds a part segment while data is in flight.
+                    let mss = u64::from(c.tcp.ip_mtu.saturating_sub(40));
+                    let sent = c.highest.map_or(0, |h| u64::from(h.saturating_sub(1)));
+                    let unsent = (c.given - c.unwritten).saturating_sub(sent);
+                    s.set_nagle_enabled(unsent >= mss);
                 }
                 Role::Receiver => {
                     while s.can_recv() {

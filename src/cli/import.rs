@@ -90,7 +90,9 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
                 .map(|h| h.value.text())
         })
         .filter(|h| usable(h));
+    let named_by_hostname = a.name.is_none() && hostname.is_some();
     let opts = Options {
+        named_by_hostname,
         name: a
             .name
             .clone()
@@ -125,7 +127,14 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
         imported.describe(),
         to_yaml(&scenario, 0)
     );
-    // What was written must load: resolve it as `check` would (errors name the YAML).
+    // What is written must load: the switch resolved as a scenario naming the config_db
+    // with `sonic:` would be, so that an error names the config_db's file, line and key
+    // (the YAML is not written when it fails).
+    if let Err(e) = resolve_from_config_db(&a.file, &opts) {
+        eprintln!("error: the imported switch does not resolve: {e}");
+        return ExitCode::FAILURE;
+    }
+    // And the YAML written reads back the same way.
     let out_name = a
         .output
         .as_ref()
@@ -145,4 +154,26 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
         None => print_out(&yaml),
     }
     ExitCode::SUCCESS
+}
+
+/// Resolve the switch of config_db `file` as a scenario that names it with `sonic:` would:
+/// errors carry the config_db's lines.
+fn resolve_from_config_db(
+    file: &std::path::Path,
+    opts: &Options,
+) -> Result<(), crate::config::ConfigError> {
+    let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let mut sonic = serde_json::json!({ "file": path.display().to_string() });
+    if let Some(ports) = &opts.ports {
+        sonic["ports"] = serde_json::json!(ports);
+    }
+    if let Some(p) = &opts.tap_prefix {
+        sonic["tap_prefix"] = serde_json::json!(p);
+    }
+    if let Some(asic) = opts.asic {
+        sonic["asic"] = serde_json::json!(lossless_buffer_model::Named::word(asic));
+    }
+    let scenario = serde_json::json!({"switches": [{"name": opts.name, "sonic": sonic}]});
+    let shown = file.display().to_string();
+    crate::config::parse(&shown, "sonic", &scenario.to_string()).map(|_| ())
 }

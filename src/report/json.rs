@@ -345,30 +345,45 @@ fn deadlocks(o: &Outcome) -> Option<DeadlocksReport> {
 }
 
 /// Flow completion time: first bit sent to last bit received, for a finite flow whose
-/// every frame arrived.
-fn fct(o: &Outcome, i: usize) -> Option<Time> {
+/// every frame arrived (RC: to the last ACK; TCP: to the receiver's application reading the
+/// last byte); and the same from the flow's `start`, which counts the time its first frame
+/// waited to leave (a paused NIC, a connection being set up).
+fn fct(o: &Outcome, i: usize) -> Option<(Time, Time)> {
     let def = &o.scenario.run.flows[i];
     let rx = o.flows_rx[i];
     let tx = o.hosts[def.src]
         .flows
         .iter()
         .find(|f| f.spec.id == def.spec.id)?;
+    let (first, done) = fct_span(o, i, tx, rx)?;
+    Some((done - first, done.saturating_sub(tx.spec.start)))
+}
+
+/// When a finite flow's first bit was sent and when it completed.
+fn fct_span(o: &Outcome, i: usize, tx: &FlowTx, rx: &FlowRx) -> Option<(Time, Time)> {
+    let def = &o.scenario.run.flows[i];
     if let Transport::Tcp(_) = tx.spec.transport {
         // Complete when the receiver's application has read every byte.
         let done = o.hosts[def.dst].tcp()?.stats(def.spec.id, false)?.done?;
-        return Some(done - tx.first_tx?);
+        return Some((tx.first_tx?, done));
     }
     if let Some(rc) = &tx.rc {
         // Complete when every message is acknowledged: the last ACK ends the flow.
         let all = tx.finished(o.end) && rc.error_at.is_none() && rc.outstanding_messages() == 0;
         return match (all, rc.stats.completions.last(), tx.first_tx) {
-            (true, Some((_, done)), Some(first)) => Some(*done - first),
+            (true, Some((_, done)), Some(first)) => Some((first, *done)),
             _ => None,
         };
     }
     let finite = !matches!(def.spec.limit, Limit::Unbounded);
-    (finite && tx.finished(o.end) && rx.rx_packets == tx.tx_packets && rx.rx_packets > 0)
-        .then(|| rx.last_rx.unwrap_or_default() - tx.first_tx.unwrap_or_default())
+    (finite && tx.finished(o.end) && rx.rx_packets == tx.tx_packets && rx.rx_packets > 0).then(
+        || {
+            (
+                tx.first_tx.unwrap_or_default(),
+                rx.last_rx.unwrap_or_default(),
+            )
+        },
+    )
 }
 
 /// A TCP flow's counters, from its two ends' stacks.
@@ -456,7 +471,8 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         skipped_slots: tx.map_or(0, |t| t.skipped_slots),
         throughput_bps: rx.throughput_bps(running.then_some(o.window.to)),
         window_rate_bps: rx.window_rate_bps(o.window.to),
-        fct_ps: fct(o, i).map(Time::as_ps),
+        fct_ps: fct(o, i).map(|(f, _)| f.as_ps()),
+        fct_from_start_ps: fct(o, i).map(|(_, s)| s.as_ps()),
         latency_ps: rx.into(),
         dcqcn: tx.and_then(|t| t.dcqcn.as_ref()).map(DcqcnFlowReport::from),
         transport: tx.and_then(|t| transport(o, i, t, running)),

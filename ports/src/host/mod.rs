@@ -12,7 +12,7 @@
 use crate::collective::Rank;
 use crate::dcqcn::{NotificationPoint, ReactionPoint};
 use crate::flow::{FlowRx, FlowTx};
-pub use crate::nic::{NicConfig, PfcMode, RxBuffer};
+pub use crate::nic::{NicConfig, PfcMode, RcAck, RxBuffer};
 use crate::rc::Responder;
 use crate::tcp::TcpStack;
 use lossless_buffer_model::{Rate, Time, WireTimes};
@@ -32,6 +32,19 @@ mod tcp;
 mod tests;
 
 pub use replies::RcSink;
+
+/// An RC packet in the receive buffer, to be acknowledged once the host has placed it.
+#[derive(Debug)]
+struct Placing {
+    /// Where it ends in the buffer's stream of bytes (see `Host::placed`).
+    end: u64,
+    flow: u32,
+    psn: u32,
+    payload: u32,
+    last: bool,
+    /// Its headers (where the acknowledgement goes).
+    parsed: Parsed,
+}
 
 /// Bytes of TCP frames the NIC takes from the stack ahead of its transmitter (the rest
 /// wait in the stack), as byte queue limits keep a Linux NIC's ring short: a frame's
@@ -77,6 +90,12 @@ pub struct Host {
     rr: usize,
     occupancy: u64,
     occupancy_at: Time,
+    /// Bytes that have entered the receive buffer, and left it (drained into the host's
+    /// memory), since the start: a frame is placed once `placed` reaches its end.
+    admitted: u64,
+    placed: u64,
+    /// RC packets in the receive buffer, acknowledged once placed (`rc_ack: placed`).
+    placing: VecDeque<Placing>,
     /// Frames dropped because the receive buffer was full.
     pub rx_drops: u64,
     /// Peak receive-buffer occupancy in bytes.
@@ -138,6 +157,9 @@ impl Host {
             rr: 0,
             occupancy: 0,
             occupancy_at: Time::ZERO,
+            admitted: 0,
+            placed: 0,
+            placing: VecDeque::new(),
             rx_drops: 0,
             rx_watermark: 0,
             dropped: 0,
@@ -208,10 +230,35 @@ impl Host {
     fn drain_to(&mut self, now: Time) {
         if let Some(rx) = self.nic.rx_buffer {
             if now > self.occupancy_at {
-                let drained = rx.drain.bytes_in(now - self.occupancy_at);
-                self.occupancy = self.occupancy.saturating_sub(drained);
+                let drained = rx
+                    .drain
+                    .bytes_in(now - self.occupancy_at)
+                    .min(self.occupancy);
+                self.occupancy -= drained;
+                self.placed += drained;
                 self.occupancy_at = now;
             }
+        }
+    }
+
+    /// When the first RC packet waiting in the receive buffer will be placed (None: none
+    /// waits, or the host does not read).
+    fn next_placed(&self) -> Option<Time> {
+        let head = self.placing.front()?;
+        let rx = self.nic.rx_buffer?;
+        if rx.drain.bps() == 0 {
+            return None;
+        }
+        let left = head.end.saturating_sub(self.placed);
+        Some(self.occupancy_at + rx.drain.time_for_bytes_ceil(left))
+    }
+
+    /// Acknowledge the RC packets the host has placed by `now`.
+    fn place(&mut self, now: Time) {
+        self.drain_to(now);
+        while self.placing.front().is_some_and(|p| p.end <= self.placed) {
+            let p = self.placing.pop_front().expect("checked");
+            self.respond(p.flow, p.psn, p.payload, p.last, &p.parsed, now);
         }
     }
 
@@ -308,6 +355,7 @@ impl Host {
                         return Received::Dropped(pkt);
                     }
                     self.occupancy += pkt.len as u64;
+                    self.admitted += pkt.len as u64;
                     self.rx_watermark = self.rx_watermark.max(self.occupancy);
                     if self.occupancy > rx.xoff.get() && self.tx.xoff_mask() == 0 {
                         self.tx.send_xoff(self.nic.pfc_enable);
@@ -334,21 +382,40 @@ impl Host {
         }
         let (_, rx, sink) = &mut self.receivers[i];
         rx.record(&pkt, now, self.rx_wire.of(pkt.len as u64));
-        let reply = match (sink, parsed.bth) {
-            (Some(sink), Some(b)) => {
-                let payload = pkt.len.saturating_sub(sink.overhead);
-                let last = matches!(b.opcode, OPCODE_SEND_LAST | OPCODE_SEND_ONLY);
-                let d = sink.responder.on_packet(b.psn, payload, last);
-                rx.record_delivered(d.bytes, now);
-                d.reply
-                    .map(|r| (b.dest_qp, r, (sink.ack_dscp, sink.ack_priority)))
+        if let (Some(sink), Some(b)) = (sink, parsed.bth) {
+            let payload = pkt.len.saturating_sub(sink.overhead);
+            let last = matches!(b.opcode, OPCODE_SEND_LAST | OPCODE_SEND_ONLY);
+            match self.nic.rx_buffer {
+                // Through a receive buffer the host drains: acknowledged once placed.
+                Some(buf) if buf.rc_ack == RcAck::Placed => self.placing.push_back(Placing {
+                    end: self.admitted,
+                    flow: id,
+                    psn: b.psn,
+                    payload,
+                    last,
+                    parsed: *parsed,
+                }),
+                _ => self.respond(id, b.psn, payload, last, parsed, now),
             }
-            _ => None,
-        };
-        if let Some((qp, r, sink)) = reply {
-            self.queue_reply(parsed, qp, r, sink, now);
         }
         buffers::give(pkt.data);
+    }
+
+    /// Flow `id`'s RC responder takes packet `psn` (`payload` bytes, the last of its
+    /// message or not), and answers it (an ACK or NAK, queued) as it says.
+    fn respond(&mut self, id: u32, psn: u32, payload: u32, last: bool, parsed: &Parsed, now: Time) {
+        let Ok(i) = self.receivers.binary_search_by_key(&id, |(i, ..)| *i) else {
+            return;
+        };
+        let (_, rx, sink) = &mut self.receivers[i];
+        let Some(sink) = sink else { return };
+        let d = sink.responder.on_packet(psn, payload, last);
+        rx.record_delivered(d.bytes, now);
+        let qp = parsed.bth.map_or(0, |b| b.dest_qp);
+        let reply = d.reply.map(|r| (r, (sink.ack_dscp, sink.ack_priority)));
+        if let Some((r, sink)) = reply {
+            self.queue_reply(parsed, qp, r, sink, now);
+        }
     }
 
     /// Earliest time a frame could start, given the state now.
@@ -458,6 +525,9 @@ impl Host {
         if let Some(t) = self.next_transmit() {
             best = Some(best.map_or(t, |b| b.min(t)));
         }
+        if let Some(t) = self.next_placed() {
+            best = Some(best.map_or(t, |b| b.min(t)));
+        }
         // RC local ACK timers, ranks that have yet to start, the TCP stack's timers.
         let timers = self
             .flows
@@ -496,6 +566,11 @@ impl Host {
             self.drain_to(now);
             if self.tx.xoff_mask() != 0 && self.occupancy < rx.xon.get() {
                 self.tx.send_xon(self.nic.pfc_enable);
+            }
+            if self.placing.front().is_some_and(|p| p.end <= self.placed) {
+                self.place(now);
+                self.tx.touch();
+                self.progress_ranks(now);
             }
         }
     }

@@ -115,6 +115,8 @@ pub struct NicRaw {
     pub pfc_xoff: Option<Val<Scalar>>,
     /// XON level of the receive buffer.
     pub pfc_xon: Option<Val<Scalar>>,
+    /// When RC packets through the receive buffer are acknowledged (`placed`, `arrived`).
+    pub rc_ack: Option<Val<String>>,
     /// DCQCN on this NIC (`{}` for the paper's parameters).
     pub dcqcn: Option<Val<DcqcnRaw>>,
 }

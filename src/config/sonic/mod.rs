@@ -41,6 +41,8 @@ pub struct Options {
     pub tap_prefix: Option<String>,
     /// The chip, instead of the one DEVICE_METADATA's HWSKU names.
     pub asic: Option<Asic>,
+    /// `name` is DEVICE_METADATA's hostname (so that key is used, not ignored).
+    pub named_by_hostname: bool,
 }
 
 /// An imported switch.
@@ -69,6 +71,8 @@ pub struct Ctx<'a> {
     pub ports: Vec<String>,
     warnings: RefCell<Vec<Diag>>,
     unused: RefCell<BTreeMap<String, BTreeSet<String>>>,
+    /// The switch takes DEVICE_METADATA's hostname as its name.
+    named_by_hostname: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -168,6 +172,7 @@ pub fn import(file: &str, text: &str, opts: &Options) -> Result<Imported, Diag> 
         ports: Vec::new(),
         warnings: RefCell::default(),
         unused: RefCell::default(),
+        named_by_hostname: opts.named_by_hostname,
     };
     let (hwsku, platform) = metadata(&cx);
     cx.ports = select_ports(&cx, opts)?;
@@ -223,7 +228,13 @@ fn metadata(cx: &Ctx) -> (Option<String>, Option<String>) {
         return (None, None);
     };
     let get = |f: &str| local.value.get(f).map(|v| v.value.text());
-    cx.unused_fields("DEVICE_METADATA", &local.value, &["hwsku", "platform"]);
+    // The hostname names the switch when `lossless import` is given no name.
+    let used: &[&str] = if cx.named_by_hostname {
+        &["hwsku", "platform", "hostname"]
+    } else {
+        &["hwsku", "platform"]
+    };
+    cx.unused_fields("DEVICE_METADATA", &local.value, used);
     (get("hwsku"), get("platform"))
 }
 
@@ -321,7 +332,19 @@ fn ports(cx: &Ctx, opts: &Options) -> Result<Vec<Val<PortEntry>>, Diag> {
             }
         };
         let mtu = match e.value.get("mtu") {
-            Some(m) => val(Scalar::Int(cx.int("PORT", name, "mtu", m)? + 22), m),
+            Some(m) => {
+                // SONiC's port MTU is the IP MTU (sonic-port.yang: 68–9216); the frame
+                // is 22 bytes more (Ethernet header, a tag, FCS).
+                let ip = cx.int("PORT", name, "mtu", m)?;
+                if !(68..=9216).contains(&ip) {
+                    return Err(cx.error(
+                        at(m),
+                        &format!("{key}.mtu"),
+                        format!("{ip} is outside SONiC's 68–9216 (the IP MTU; the largest frame is 22 bytes more)"),
+                    ));
+                }
+                val(Scalar::Int(ip + 22), m)
+            }
             None => bare(Scalar::Int(9100 + 22)),
         };
         let cable = match cables.and_then(|c| c.value.get(name)) {
@@ -455,6 +478,7 @@ pub fn expand(
                 .map(|l| l.value.iter().map(|p| p.value.clone()).collect()),
             tap_prefix: s.tap_prefix.as_ref().map(|t| t.value.clone()),
             asic,
+            named_by_hostname: false,
         };
         let imported = import(&shown, &text, &opts)?;
         warnings.extend(imported.warnings);

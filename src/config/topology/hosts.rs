@@ -12,6 +12,7 @@ use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::QosConfig;
 use lossless_ports::dcqcn::DcqcnParams;
 use lossless_ports::host::{NicConfig, RxBuffer};
+use lossless_ports::nic::RcAck;
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -87,6 +88,7 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
     let drain: Option<Rate> = d.opt_unit(&n.drain, &k.at("drain"))?;
     let xoff: Option<Bytes> = d.opt_unit(&n.pfc_xoff, &k.at("pfc_xoff"))?;
     let xon: Option<Bytes> = d.opt_unit(&n.pfc_xon, &k.at("pfc_xon"))?;
+    let rc_ack: Option<RcAck> = d.opt_word(&n.rc_ack, &k.at("rc_ack"))?;
     match (size, drain) {
         (None, None) => {
             if let Some(v) = n.pfc_xoff.as_ref().or(n.pfc_xon.as_ref()) {
@@ -94,6 +96,13 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
                     line(v),
                     &k.at("pfc_xoff"),
                     "XOFF/XON levels need rx_buffer and drain",
+                );
+            }
+            if let Some(v) = &n.rc_ack {
+                return d.error(
+                    line(v),
+                    &k.at("rc_ack"),
+                    "rc_ack says when a packet through the receive buffer is acknowledged: it needs rx_buffer and drain",
                 );
             }
         }
@@ -116,6 +125,7 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
             }
             out.rx_buffer = Some(RxBuffer {
                 size,
+                rc_ack: rc_ack.unwrap_or_default(),
                 drain,
                 xoff,
                 xon,

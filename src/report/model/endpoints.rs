@@ -42,8 +42,12 @@ pub struct FlowReport {
     /// Frame bits received in the window over the whole window, bit/s: a flow that stopped
     /// (deadlocked, stalled) shows its loss here, while `throughput_bps` does not.
     pub window_rate_bps: f64,
-    /// Flow completion time, ps (finite flows fully delivered).
+    /// Flow completion time, ps (finite flows fully delivered): from the first bit sent to
+    /// the last bit received (RC: the last ACK; TCP: the last byte read by the receiver).
     pub fct_ps: Option<u64>,
+    /// The same, from the flow's `start` (the time before its first frame could leave
+    /// counted too), ps.
+    pub fct_from_start_ps: Option<u64>,
     /// Latency in the window, ps.
     pub latency_ps: LatencyReport,
     /// DCQCN state, when the sender runs DCQCN.

@@ -119,6 +119,27 @@ pub(super) fn flows(o: &mut String, r: &Report) {
             f.reordered
         );
     }
+    // FCT counts from the first frame sent: say it where a flow's first frame waited.
+    let waited: Vec<String> = r
+        .flows
+        .iter()
+        .filter_map(|f| match (f.fct_ps, f.fct_from_start_ps) {
+            (Some(a), Some(b)) if b > a && (b - a) * 100 > a => Some(format!(
+                "{} {} (its first frame left {} after its start)",
+                f.name,
+                time(b),
+                time(b - a)
+            )),
+            _ => None,
+        })
+        .collect();
+    if !waited.is_empty() {
+        let _ = writeln!(
+            o,
+            "  FCT counts from the flow's first frame sent; from its start: {}",
+            waited.join(", ")
+        );
+    }
 }
 
 pub(super) fn hosts(o: &mut String, r: &Report) {
