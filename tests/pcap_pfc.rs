@@ -1,7 +1,8 @@
 //! A run's pcap read back: its PFC frames decode to the priorities and quanta that were
 //! sent, their number matches the switch counters, and tshark agrees.
 
-use lossless_pipeline::parser::{parse, MacControl};
+use lossless_pipeline::link::ControlFrame;
+use lossless_pipeline::parser::parse;
 use pcap_file::pcap::PcapReader;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ fn pfc_frames(path: &Path) -> (Vec<(u8, [u16; 8])>, usize) {
         let p = p.unwrap();
         n += 1;
         if let Ok(h) = parse(&p.data, p.orig_len + 4) {
-            if let Some(MacControl::Pfc { enable, quanta }) = h.mac_control {
+            if let Some(ControlFrame::Pfc { enable, quanta }) = h.control {
                 out.push((enable, quanta));
             }
         }

@@ -468,3 +468,85 @@ fn import_errors_and_warnings_name_the_config_db() {
         "{err}"
     );
 }
+
+/// SWITCH_TRIMMING (with BUFFER_PROFILE's `packet_discard_action`) and LLR_PORT /
+/// LLR_PROFILE import as the same `trimming:` and `llr:` written by hand; a port naming a
+/// second LLR profile is an error that names it.
+#[test]
+fn trimming_and_llr_import_as_written_by_hand() {
+    let text = edited(|v| {
+        v["BUFFER_PROFILE"]["egress_lossy_profile"]["packet_discard_action"] = "trim".into();
+        v["SWITCH_TRIMMING"] = serde_json::json!({
+            "GLOBAL": {"size": "256", "dscp_value": "48", "queue_index": "6"}
+        });
+        v["LLR_PROFILE"] = serde_json::json!({
+            "llr_100000_300m_profile": {
+                "max_outstanding_frames": "512", "max_outstanding_bytes": "131072",
+                "max_replay_count": "3", "max_replay_timer": "10000",
+                "ctlos_spacing_bytes": "2048", "init_action": "best_effort",
+                "flush_action": "block"
+            }
+        });
+        v["LLR_PORT"] = serde_json::json!({
+            "Ethernet0": {"llr_mode": "static", "llr_local": "enabled", "llr_remote": "enabled",
+                          "llr_profile": "llr_100000_300m_profile"},
+            "Ethernet4": {"llr_mode": "static", "llr_local": "enabled", "llr_remote": "enabled",
+                          "llr_profile": "llr_100000_300m_profile"},
+            "Ethernet64": {"llr_mode": "static", "llr_local": "disabled", "llr_remote": "disabled",
+                           "llr_profile": "llr_100000_300m_profile"}
+        });
+    });
+    let dir = tmp("beyond-pfc-import");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config_db.json"), &text).unwrap();
+    let direct = format!(
+        "switches:\n  - name: th\n    sonic: {{file: {}, ports: [{}]}}\n",
+        dir.join("config_db.json").display(),
+        PORTS.replace(',', ", ")
+    );
+    let by_hand = BY_HAND
+        .replace(
+            "egress_lossy_profile: {pool: egress_lossy_pool, size: 1518B, dynamic_th: 3}",
+            "egress_lossy_profile: {pool: egress_lossy_pool, size: 1518B, dynamic_th: 3, packet_discard_action: trim}",
+        )
+        + "    trimming: {size: 256B, dscp: 48, queue: 6}\n\
+           \x20   llr: {ports: [Ethernet0, Ethernet4], max_outstanding_frames: 512, max_outstanding_bytes: 131072B, max_replay_count: 3, replay_timer: 10000ns, ctlos_spacing: 2048B, init_action: best_effort, flush_action: block}\n";
+    let parse = |name: &str, t: &str| {
+        let sw = lossless::config::parse(name, name, t)
+            .unwrap()
+            .scenario
+            .switches
+            .remove(0)
+            .config;
+        let llr: Vec<_> = sw.ports.iter().map(|p| p.llr).collect();
+        let trims: Vec<u8> = sw.ports.iter().map(|p| p.trim_queues).collect();
+        (sw.trimming, llr, trims)
+    };
+    let got = parse("direct.yaml", &direct);
+    assert_eq!(got, parse("by-hand.yaml", &by_hand));
+    let (trimming, llr, trims) = got;
+    assert_eq!(trimming.unwrap().size, 256);
+    assert!(llr[0].is_some() && llr[1].is_some() && llr[2].is_none() && llr[3].is_none());
+    let l = llr[0].unwrap();
+    assert_eq!(
+        (l.max_frames, l.max_bytes, l.max_replay_count),
+        (512, 131_072, 3)
+    );
+    assert_eq!(trims[0], 0b0110_0111, "the lossy queues 0-2, 5-6 trim");
+    // Two profiles on one switch.
+    let two = edited(|v| {
+        v["LLR_PROFILE"] = serde_json::json!({"a": {"max_outstanding_frames": "64"}, "b": {}});
+        v["LLR_PORT"] = serde_json::json!({
+            "Ethernet0": {"llr_local": "enabled", "llr_remote": "enabled", "llr_profile": "a"},
+            "Ethernet4": {"llr_local": "enabled", "llr_remote": "enabled", "llr_profile": "b"}
+        });
+    });
+    let opts = Options {
+        name: "th".into(),
+        ports: Some(PORTS.split(',').map(String::from).collect()),
+        ..Options::default()
+    };
+    let e = import("config_db.json", &two, &opts).unwrap_err();
+    assert_eq!(e.key, "LLR_PORT.Ethernet4.llr_profile");
+    assert!(e.message.contains("one LLR profile per switch"), "{e}");
+}

@@ -66,8 +66,8 @@ fn every_captured_frame_is_forwarded_or_counted() {
             }
         }
     }
-    let rx = sw.ports()[0].tx.counters.rx_packets;
-    let pfc = sw.ports()[0].tx.counters.rx_pfc_frames;
+    let rx = sw.ports()[0].link.tx.counters.rx_packets;
+    let pfc = sw.ports()[0].link.tx.counters.rx_pfc_frames;
     assert_eq!(rx, frames);
     assert_eq!(
         rx,

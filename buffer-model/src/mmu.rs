@@ -140,6 +140,15 @@ pub struct Admitted {
     pub in_headroom: bool,
 }
 
+/// What a release gave back to the packet's ingress PG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Freed {
+    /// Cells the PG got back (the packet's cells).
+    pub cells: u32,
+    /// The PG was in XOFF and now meets the XON condition: send XON for its priorities.
+    pub xon: bool,
+}
+
 /// Live state of one pool.
 #[derive(Clone, Debug)]
 pub struct Pool {
@@ -516,8 +525,9 @@ impl Mmu {
         })
     }
 
-    /// Return the cells of a departed (or discarded) packet. Returns true when the ingress PG
-    /// was in XOFF and now meets the XON condition (the caller sends XON).
+    /// Return the cells of a departed (or discarded) packet: what its ingress PG got back
+    /// (the credits a credit-based link returns for it) and whether the PG, in XOFF, now
+    /// meets the XON condition (the caller sends XON).
     pub fn release(
         &mut self,
         in_port: usize,
@@ -525,7 +535,8 @@ impl Mmu {
         out_port: usize,
         queue: usize,
         cells: u32,
-    ) -> bool {
+    ) -> Freed {
+        let freed = cells;
         let cells = cells as u64;
         // Egress: shared first, then reserved.
         let q = &mut self.queues[slot(out_port, queue)];
@@ -549,7 +560,10 @@ impl Mmu {
         if pool.headroom_cells > 0 {
             pool.headroom_used -= from_headroom.min(pool.headroom_used);
         }
-        self.check_xon(i)
+        Freed {
+            cells: freed,
+            xon: self.check_xon(i),
+        }
     }
 
     /// The shared-use limit of PG `pg` of `port` now, bytes (its XOFF point; 0 for a PG

@@ -113,7 +113,7 @@ fn xon_at(b: Behaviour, xon_floor: u64) -> u64 {
         assert!(m.admit(0, 0, 0, 0, 64).unwrap().in_headroom);
     }
     loop {
-        let xon = m.release(0, 0, 0, 0, 1);
+        let xon = m.release(0, 0, 0, 0, 1).xon;
         if xon {
             return m.pg(0, 0).shared_used;
         }
@@ -284,7 +284,7 @@ proptest! {
                 }
             } else {
                 let c = held.remove(0);
-                prop_assert_eq!(m.release(0, 0, 0, 0, c as u32), r.release(&p, c));
+                prop_assert_eq!(m.release(0, 0, 0, 0, c as u32).xon, r.release(&p, c));
             }
             let s = m.pg(0, 0);
             prop_assert_eq!(

@@ -109,17 +109,17 @@ fn xon_only_after_headroom_empty_and_below_hysteresis() {
     assert!(mmu.pg(0, 0).xoff);
     // 50 headroom cells release first: no XON while headroom is in use.
     for _ in 0..49 {
-        assert!(!mmu.release(0, 0, 0, 0, 1));
+        assert!(!mmu.release(0, 0, 0, 0, 1).xon);
     }
     assert_eq!(mmu.pg(0, 0).headroom_used, 1);
     // Headroom now empties, but shared (16384) is not below limit − offset yet:
     // limit = S − X = 32768 − 16384 = 16384 cells, minus 2 cells offset.
-    assert!(!mmu.release(0, 0, 0, 0, 1));
+    assert!(!mmu.release(0, 0, 0, 0, 1).xon);
     assert_eq!(mmu.pg(0, 0).headroom_used, 0);
     // 16384 → 16383: limit is then 16385, level 16383: 16383 < 16383 fails.
-    assert!(!mmu.release(0, 0, 0, 0, 1));
+    assert!(!mmu.release(0, 0, 0, 0, 1).xon);
     // 16382 < limit(16386) − 2 = 16384: XON.
-    assert!(mmu.release(0, 0, 0, 0, 1));
+    assert!(mmu.release(0, 0, 0, 0, 1).xon);
     assert!(!mmu.pg(0, 0).xoff);
 }
 

@@ -244,12 +244,16 @@ pub enum PacketAction {
     Forward,
     /// Drop it (counted as `acl` in the drops by reason).
     Drop,
+    /// Let it through, but drop it rather than trim it where its queue trims (SONiC
+    /// `DISABLE_TRIM`).
+    DisableTrim,
 }
 
 impl lossless_buffer_model::Named for PacketAction {
     const WORDS: &'static [(&'static str, PacketAction)] = &[
         ("forward", PacketAction::Forward),
         ("drop", PacketAction::Drop),
+        ("disable_trim", PacketAction::DisableTrim),
     ];
 }
 
@@ -333,6 +337,8 @@ pub struct Verdict {
     pub set_tc: Option<u8>,
     /// New DSCP.
     pub set_dscp: Option<u8>,
+    /// Never trim it.
+    pub no_trim: bool,
 }
 
 impl Acl {
@@ -368,6 +374,7 @@ impl Acl {
             c.bytes += len as u64;
             let a = table.rules[r].action;
             v.drop |= a.packet == PacketAction::Drop;
+            v.no_trim |= a.packet == PacketAction::DisableTrim;
             v.set_tc = a.set_tc.or(v.set_tc);
             v.set_dscp = a.set_dscp.or(v.set_dscp);
         }

@@ -7,6 +7,9 @@ use lossless_buffer_model::watchdog::WatchdogConfig;
 use lossless_buffer_model::wred::WredProfile;
 use lossless_buffer_model::{priorities_in, Bytes, Length, Named, Rate, Time, PRIORITIES};
 
+use crate::link::cbfc::CbfcSetup;
+use crate::link::llr::LlrSetup;
+
 /// MAC of the first port of a switch whose file gives none (locally administered); port i
 /// has this + i.
 pub const DEFAULT_MAC: [u8; 6] = [0x02, 0x4C, 0x4C, 0x00, 0x00, 0x00];
@@ -26,6 +29,17 @@ pub struct PortConfig {
     pub mtu: u32,
     /// MAC address used as the source of PFC frames and routed frames.
     pub mac: [u8; 6],
+    /// The link protocol, where it is not the switch's `qos.flow_control`.
+    pub flow_control: Option<FlowControl>,
+    /// CBFC settings (used when the port speaks CBFC).
+    pub cbfc: CbfcSetup,
+    /// Link-level retry, on a port that speaks it (SONiC `LLR_PORT` with its profile).
+    pub llr: Option<LlrSetup>,
+    /// Queues whose buffer profile trims what the buffer refuses (SONiC
+    /// `packet_discard_action: trim`), bit = queue.
+    pub trim_queues: u8,
+    /// This port's TC → DSCP map (SONiC `TC_TO_DSCP_MAP`), for trimming's `from_tc`.
+    pub tc_to_dscp: Option<[u8; PRIORITIES]>,
 }
 
 impl Default for PortConfig {
@@ -38,6 +52,11 @@ impl Default for PortConfig {
             delay: None,
             mtu: 9216,
             mac: DEFAULT_MAC,
+            flow_control: None,
+            cbfc: CbfcSetup::default(),
+            llr: None,
+            trim_queues: 0,
+            tc_to_dscp: None,
         }
     }
 }
@@ -72,11 +91,21 @@ pub enum FlowControl {
     /// IEEE 802.3x PAUSE: one pause time for the whole link, every priority at once. The
     /// lossless PGs still decide XOFF and XON; their frames pause the link.
     Pause,
+    /// Ultra Ethernet credit-based flow control: a frame on a credited virtual channel
+    /// starts only with credits for it, which the receiver returns as it drains its buffer
+    /// for the channel (no pause frames, no headroom).
+    Cbfc,
+    /// No link-level flow control: received PFC and PAUSE frames are dropped, none sent.
+    None,
 }
 
 impl Named for FlowControl {
-    const WORDS: &'static [(&'static str, FlowControl)] =
-        &[("pfc", FlowControl::Pfc), ("pause", FlowControl::Pause)];
+    const WORDS: &'static [(&'static str, FlowControl)] = &[
+        ("pfc", FlowControl::Pfc),
+        ("pause", FlowControl::Pause),
+        ("cbfc", FlowControl::Cbfc),
+        ("none", FlowControl::None),
+    ];
 }
 
 /// QoS maps and PFC settings (SONiC names).
@@ -366,6 +395,49 @@ pub struct SwitchConfig {
     pub slices: lossless_buffer_model::mmu::Slices,
     /// ACL tables (none by default), rules in lookup order.
     pub acl: Vec<crate::acl::AclTable>,
+    /// Packet trimming (none by default: refused frames are dropped).
+    pub trimming: Option<Trimming>,
+}
+
+/// Packet trimming (SONiC `SWITCH_TRIMMING|GLOBAL`): a frame the buffer refuses on a queue
+/// that trims is dropped, and a copy of its first `size` bytes, its DSCP rewritten, goes
+/// to the trim queue of the same port (docs/physics.md, "Packet trimming").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trimming {
+    /// Bytes of the frame kept, FCS included (SAI's default 128); shorter frames are
+    /// sent whole, re-marked.
+    pub size: u32,
+    /// The DSCP the copy carries.
+    pub dscp: TrimDscp,
+    /// The queue the copy goes to.
+    pub queue: TrimQueue,
+}
+
+impl Trimming {
+    /// SAI's default trim size.
+    pub const DEFAULT_SIZE: u32 = 128;
+    /// The smallest trim size: Ethernet, two VLAN tags, IPv6, UDP and the RoCEv2 BTH, with
+    /// the FCS (14 + 8 + 40 + 8 + 12 + 4).
+    pub const MIN_SIZE: u32 = 86;
+}
+
+/// Which DSCP a trimmed copy carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimDscp {
+    /// This one, whatever the egress port (symmetric).
+    Value(u8),
+    /// The egress port's `tc_to_dscp` of this traffic class (asymmetric: a receiver can
+    /// tell which port trimmed).
+    FromTc(u8),
+}
+
+/// Which queue a trimmed copy goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimQueue {
+    /// This queue.
+    Queue(u8),
+    /// The queue its new DSCP classifies to (DSCP → TC → queue).
+    Dynamic,
 }
 
 impl SwitchConfig {
@@ -394,12 +466,20 @@ impl SwitchConfig {
             mmu: Default::default(),
             slices: Default::default(),
             acl: Vec::new(),
+            trimming: None,
         }
     }
 
     /// The buffer profile of ingress PG `pg` of `port`.
     pub fn pg_profile(&self, port: usize, pg: usize) -> &ProfileSpec {
         &self.pg_profiles[port * PRIORITIES + pg]
+    }
+
+    /// The link protocol port `port` speaks: its own, or the switch's.
+    pub fn flow_control_of(&self, port: usize) -> FlowControl {
+        self.ports[port]
+            .flow_control
+            .unwrap_or(self.qos.flow_control)
     }
 
     /// The buffer profile of egress queue `queue` of `port`.

@@ -47,6 +47,9 @@ pub struct PortCounters {
     pub rx_packets: u64,
     /// Bytes received.
     pub rx_bytes: u64,
+    /// Frames received whose FCS check failed (corrupted on the wire; SAI
+    /// `IF_IN_ERRORS`).
+    pub rx_bad_fcs: u64,
     /// Frames sent (PFC frames included).
     pub tx_packets: u64,
     /// Bytes sent.
@@ -120,6 +123,43 @@ pub struct QueueCounters {
     pub ecn_marked: u64,
     /// Non-ECT frames dropped by WRED here.
     pub wred_drops: u64,
+    /// Packet trimming on this queue.
+    pub trim: QueueTrimCounters,
+}
+
+crate::counter_group! {
+    /// Packet trimming on one egress queue. A trimmed copy's fate is counted on the queue
+    /// that trimmed it, whichever queue it left from: trim = tx_trim + dropped_trim + the
+    /// copies still queued.
+    pub struct QueueTrimCounters {
+        /// Frames the buffer refused here that were trimmed (each is also a drop).
+        trim_packets: Counter = "SAI_QUEUE_STAT_TRIM_PACKETS",
+        /// Trimmed copies of this queue's frames sent.
+        tx_trim_packets: Counter = "SAI_QUEUE_STAT_TX_TRIM_PACKETS",
+        /// Trimmed copies of this queue's frames dropped in their turn.
+        dropped_trim_packets: Counter = "SAI_QUEUE_STAT_DROPPED_TRIM_PACKETS",
+    }
+}
+
+crate::counter_group! {
+    /// Packet trimming on one port (the sum of its queues') or a whole switch.
+    pub struct PortTrimCounters {
+        /// Frames the buffer refused that were trimmed.
+        trim_packets: Counter = "SAI_PORT_STAT_TRIM_PACKETS",
+        /// Trimmed copies sent.
+        tx_trim_packets: Counter = "SAI_PORT_STAT_TX_TRIM_PACKETS",
+        /// Trimmed copies dropped in their turn.
+        dropped_trim_packets: Counter = "SAI_PORT_STAT_DROPPED_TRIM_PACKETS",
+    }
+}
+
+impl core::ops::AddAssign<&QueueTrimCounters> for PortTrimCounters {
+    /// A queue's trimming into its port's.
+    fn add_assign(&mut self, q: &QueueTrimCounters) {
+        self.trim_packets += q.trim_packets;
+        self.tx_trim_packets += q.tx_trim_packets;
+        self.dropped_trim_packets += q.dropped_trim_packets;
+    }
 }
 
 /// Where the frames a switch received went. Every received frame is consumed (a PFC frame
@@ -136,7 +176,8 @@ pub struct Ledger {
     pub dropped_on_receive: u64,
     /// Frames forwarded toward at least one egress port.
     pub forwarded: u64,
-    /// Egress copies of forwarded frames (more than `forwarded` when flooding).
+    /// Egress copies of forwarded frames (more than `forwarded` when flooding), and the
+    /// trimmed copies of refused ones.
     pub copies: u64,
     /// Copies dropped before entering a queue (buffer limits, WRED at enqueue, watchdog,
     /// egress link down).

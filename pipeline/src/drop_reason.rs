@@ -32,10 +32,9 @@ reasons! {
     TruncatedIpv4 => "truncated_ipv4", "IPv4 header (with options) not all present.";
     Ipv4BadVersion => "ipv4_bad_version", "EtherType 0x0800 but IP version is not 4.";
     Ipv4BadIhl => "ipv4_bad_ihl", "IPv4 IHL below 5.";
-    Ipv4BadTotalLength => "ipv4_bad_total_length", "IPv4 total length below the header length or beyond the frame.";
+    Ipv4BadTotalLength => "ipv4_bad_total_length", "IPv4 total length below the header length (beyond the frame is a trimmed packet, forwarded).";
     TruncatedIpv6 => "truncated_ipv6", "IPv6 header not all present.";
     Ipv6BadVersion => "ipv6_bad_version", "EtherType 0x86DD but IP version is not 6.";
-    Ipv6BadPayloadLength => "ipv6_bad_payload_length", "IPv6 payload length beyond the frame.";
     TruncatedUdp => "truncated_udp", "UDP header not all held, or not within the IP payload.";
     UdpBadLength => "udp_bad_length", "UDP length below 8 (0 outside an IPv6 jumbogram) or beyond the IP payload.";
     TruncatedTcp => "truncated_tcp", "TCP header (with options) not all held, or not within the IP payload.";
@@ -48,6 +47,13 @@ reasons! {
     Pause8023xIgnored => "pause_8023x_ignored", "802.3x PAUSE on a PFC port: counted and ignored.";
     MacControlUnknownOpcode => "mac_control_unknown_opcode", "MAC Control opcode other than PAUSE or PFC.";
     MacControlTagged => "mac_control_tagged", "MAC Control EtherType behind a VLAN tag.";
+    TruncatedLinkControl => "truncated_link_control", "Link-control message (EtherType 0x88B5) cut short, of another version or an unknown type.";
+    CbfcNotEnabled => "cbfc_not_enabled", "CBFC credit message on a port that does not speak CBFC.";
+    LlrNotEnabled => "llr_not_enabled", "LLR control message on a port that does not speak LLR.";
+    BadFcs => "bad_fcs", "FCS check failed: the frame was corrupted on the wire (a frame error).";
+    LlrDiscard => "llr_discard", "Discarded by link-level retry: a duplicate, or a frame after a gap or a bad frame (the sender replays it).";
+    Poisoned => "poisoned", "Poisoned by its sender (LLR: dropped, never retried).";
+    LlrTxDiscard => "llr_tx_discard", "Dropped at egress: LLR could not retry (initialising or flushed) and its action is `discard`.";
     SamePort => "same_port", "Destination is the port the frame came in on.";
     NoRoute => "no_route", "No L3 route matches the destination.";
     NotIp => "not_ip", "Non-IP frame on an L3 (routed) switch.";

@@ -16,8 +16,9 @@
 //!   [`dlb`] (flowlet quality and flow table) for dynamic load balancing.
 //! * [`config`]: the typed switch configuration and its defaults; [`default_plan`]: the
 //!   built-in buffer plan; [`presets`]: small ready-made switches for tests and benches.
-//! * [`transmitter`]: one port's transmitter (wire, PFC both ways, counters), shared by
-//!   the switch's ports and the host NIC.
+//! * [`link`]: one port's link layer (the control frames it sends and takes, PFC or PAUSE
+//!   both ways, when a frame may start), over its [`transmitter`] (wire, link state,
+//!   counters); a switch port and a host NIC each own one.
 //! * [`node`]: the interface every engine drives a switch or host through.
 //! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time.
 
@@ -26,12 +27,14 @@
 pub mod acl;
 pub mod buffers;
 pub mod config;
+pub mod counter_group;
 pub mod counters;
 pub mod default_plan;
 pub mod dlb;
 pub mod drop_reason;
 pub mod forward;
 pub mod groups;
+pub mod link;
 pub mod node;
 pub mod packet;
 pub mod parser;
@@ -40,6 +43,7 @@ pub mod switch;
 pub mod transmitter;
 pub mod wire;
 
+pub use link::LinkLayer;
 pub use node::Node;
 pub use packet::{Meta, Packet};
 pub use switch::Switch;

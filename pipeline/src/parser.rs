@@ -2,14 +2,15 @@
 //!
 //! Ethernet, up to two VLAN tags (0x8100, 0x88A8, 0x9100; deeper stacks are classified at
 //! L2 only), IPv4 (options included) or IPv6 (extension headers walked to find UDP/TCP),
-//! UDP, TCP, the RoCEv2 BTH on UDP 4791, and MAC Control (PFC / 802.3x PAUSE). Layer
+//! UDP, TCP, the RoCEv2 BTH on UDP 4791, MAC Control (PFC / 802.3x PAUSE) and the UE
+//! link-control messages (EtherType 0x88B5, [`crate::wire::link_control`]). Layer
 //! headers are read through etherparse's slice types; lengths are checked against the
 //! declared frame length, since simulated frames hold their headers only.
 
 use crate::drop_reason::DropReason;
-use crate::wire::pfc::{
-    MacControlFrame, ETHERTYPE_MAC_CONTROL, OPCODE_PAUSE, OPCODE_PFC, PFC_DESTINATION,
-};
+use crate::link::ControlFrame;
+use crate::wire::link_control::ETHERTYPE_LINK_CONTROL;
+use crate::wire::pfc::ETHERTYPE_MAC_CONTROL;
 use crate::wire::rocev2::{Aeth, Bth, BTH_LEN, OPCODE_ACKNOWLEDGE, ROCEV2_PORT};
 use crate::wire::vlan;
 use etherparse::{
@@ -122,23 +123,6 @@ pub struct BthFields {
     pub aeth: Option<(u8, u32)>,
 }
 
-/// A MAC Control frame's meaning.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MacControl {
-    /// 802.1Qbb PFC: class-enable vector and quanta per priority.
-    Pfc {
-        /// Priorities the frame speaks for.
-        enable: u8,
-        /// Pause time per priority in quanta.
-        quanta: [u16; 8],
-    },
-    /// 802.3x PAUSE.
-    Pause {
-        /// Pause time in quanta.
-        quanta: u16,
-    },
-}
-
 /// The header vector of one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
@@ -160,8 +144,12 @@ pub struct Parsed {
     pub l4: L4,
     /// RoCEv2 BTH, on UDP port 4791.
     pub bth: Option<BthFields>,
-    /// MAC Control frame, if this is one.
-    pub mac_control: Option<MacControl>,
+    /// The link-layer control frame (PFC, PAUSE), if this is one.
+    pub control: Option<ControlFrame>,
+    /// The frame is shorter than its IP header says: a trimmed packet (a switch cut it
+    /// to its headers and left the lengths as they were, docs/physics.md, "Packet
+    /// trimming"). It is forwarded like any other; an RC receiver answers it with a NAK.
+    pub cut: bool,
 }
 
 impl Parsed {
@@ -294,39 +282,18 @@ fn parse_headers<const KEEP_BTH: bool>(
             if p.vlan_count > 0 {
                 return Err(DropReason::MacControlTagged);
             }
-            p.mac_control = Some(parse_mac_control(data, len)?);
+            p.control = Some(ControlFrame::parse(data, len)?);
+        }
+        // UE link-control messages as this project encodes them; behind a tag they are
+        // someone else's experiment, forwarded as data.
+        ETHERTYPE_LINK_CONTROL if p.vlan_count == 0 => {
+            p.control = Some(ControlFrame::parse_link_control(data)?);
         }
         ETHERTYPE_IPV4 => parse_ipv4::<KEEP_BTH>(p, data, off, l2_payload)?,
         ETHERTYPE_IPV6 => parse_ipv6::<KEEP_BTH>(p, data, off, l2_payload)?,
         _ => {}
     }
     Ok(())
-}
-
-fn parse_mac_control(data: &[u8], len: u32) -> Result<MacControl, DropReason> {
-    let f = MacControlFrame::new_checked(data).ok_or(DropReason::TruncatedMacControl)?;
-    match f.opcode() {
-        OPCODE_PFC => {
-            if f.destination() != PFC_DESTINATION {
-                return Err(DropReason::PfcBadDestination);
-            }
-            if len < 64 {
-                return Err(DropReason::PfcTooShort);
-            }
-            let f = f.pfc().ok_or(DropReason::TruncatedMacControl)?;
-            Ok(MacControl::Pfc {
-                enable: f.class_enable(),
-                quanta: f.all_quanta(),
-            })
-        }
-        OPCODE_PAUSE => {
-            let f = f.pause().ok_or(DropReason::TruncatedMacControl)?;
-            Ok(MacControl::Pause {
-                quanta: f.pause_time(),
-            })
-        }
-        _ => Err(DropReason::MacControlUnknownOpcode),
-    }
 }
 
 #[inline]
@@ -348,9 +315,10 @@ fn parse_ipv4<const KEEP_BTH: bool>(
     })?;
     let hlen = h.ihl() as usize * 4;
     let total = h.total_len() as usize;
-    if total < hlen || total > avail {
+    if total < hlen {
         return Err(DropReason::Ipv4BadTotalLength);
     }
+    p.cut = total > avail;
     let proto = h.protocol().0;
     p.l3 = L3::V4 {
         offset: off as u16,
@@ -383,9 +351,7 @@ fn parse_ipv6<const KEEP_BTH: bool>(
     })?;
     let payload = h.payload_length() as usize;
     // Payload length 0 is a jumbogram (RFC 2675): its length lives in an option.
-    if 40 + payload > avail {
-        return Err(DropReason::Ipv6BadPayloadLength);
-    }
+    p.cut = 40 + payload > avail;
     let jumbo = payload == 0;
     let payload = if jumbo { avail - 40 } else { payload };
     let tc = h.traffic_class();
@@ -567,7 +533,11 @@ mod tests {
         g[18] = 0x65; // version 6 under 0x0800
         assert_eq!(parse(&g, len), Err(DropReason::Ipv4BadVersion));
         let mut g = f.clone();
-        g[20] = 0x10; // total length 4096+ beyond the frame
+        g[20] = 0x10; // total length 4096+ beyond the frame: a trimmed packet
+        assert!(parse(&g, len).unwrap().cut);
+        assert!(!parse(&f, len).unwrap().cut);
+        g[20] = 0;
+        g[21] = 19; // total length below the header
         assert_eq!(parse(&g, len), Err(DropReason::Ipv4BadTotalLength));
         assert_eq!(parse(&f[..40], len), Err(DropReason::TruncatedUdp));
         let bth_short = udp_frame(ROCEV2_PORT, &[0; 6]);

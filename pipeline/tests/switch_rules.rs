@@ -5,7 +5,8 @@ use lossless_buffer_model::wred::{ColorPolicy, Curve, WredProfile};
 use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::{Forwarding, SwitchConfig};
 use lossless_pipeline::drop_reason::DropReason;
-use lossless_pipeline::parser::{parse, MacControl};
+use lossless_pipeline::link::ControlFrame;
+use lossless_pipeline::parser::parse;
 use lossless_pipeline::presets;
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::edit::ipv4_checksum;
@@ -98,7 +99,7 @@ fn pfc_1000_quanta_pauses_exactly_5_12_us_at_100g_and_20_48_us_at_25g() {
         let second = sw.poll_transmit(0, end).expect("pause over");
         assert_eq!(second.meta.tc, 3);
         assert_eq!(sw.paused_time(0, 3, Time::from_ms(1)), Time(pause_ps));
-        let c = &sw.ports()[0].tx.counters.pfc;
+        let c = &sw.ports()[0].link.tx.counters.pfc;
         assert_eq!((c.rx_xoff[3], c.rx_xon[3]), (1, 0));
     }
 }
@@ -110,7 +111,7 @@ fn a_second_pfc_frame_reloads_the_timer_rather_than_adding() {
     sw.receive(0, pfc(1 << 3, quanta(3, 1000)), Time::from_us(2));
     sw.receive(1, frame(1, 0, 3, 0, 1518), Time::from_us(3));
     assert_eq!(sw.next_transmit(0), Some(Time(7_120_000)));
-    assert_eq!(sw.ports()[0].tx.counters.pfc.rx_xoff[3], 2);
+    assert_eq!(sw.ports()[0].link.tx.counters.pfc.rx_xoff[3], 2);
 }
 
 #[test]
@@ -121,7 +122,7 @@ fn time_zero_resumes_at_once() {
     assert!(sw.poll_transmit(0, Time::from_us(1)).is_none());
     sw.receive(0, pfc(1 << 3, quanta(3, 0)), Time::from_us(2));
     assert!(sw.poll_transmit(0, Time::from_us(2)).is_some());
-    let c = &sw.ports()[0].tx.counters.pfc;
+    let c = &sw.ports()[0].link.tx.counters.pfc;
     assert_eq!((c.rx_xoff[3], c.rx_xon[3]), (1, 1));
     assert_eq!(sw.paused_time(0, 3, Time::from_ms(1)), Time::from_us(2));
 }
@@ -136,8 +137,11 @@ fn a_frame_already_on_the_wire_completes() {
     assert!(sw.poll_transmit(0, start).is_some());
     // Pause arrives mid-frame: the frame on the wire keeps its end time.
     sw.receive(0, pfc(1 << 3, quanta(3, 1000)), start + Time::from_ns(50));
-    assert_eq!(sw.ports()[0].tx.busy_until, start + speed.wire_time(1518));
-    assert_eq!(sw.ports()[0].tx.counters.tx_packets, 1);
+    assert_eq!(
+        sw.ports()[0].link.tx.busy_until,
+        start + speed.wire_time(1518)
+    );
+    assert_eq!(sw.ports()[0].link.tx.counters.tx_packets, 1);
     // The next frame waits for the pause.
     assert_eq!(
         sw.next_transmit(0),
@@ -221,8 +225,8 @@ fn xoff_with_packet_16401_headroom_to_16600_first_drop_16601_then_xon_after_hyst
             // The PFC frame leaves port 1 ahead of everything, at once.
             let f = sw.poll_transmit(1, Time(n)).expect("PFC frame pending");
             assert_eq!(f.len, 64);
-            match parse(&f.data, f.len).unwrap().mac_control {
-                Some(MacControl::Pfc { enable, quanta }) => {
+            match parse(&f.data, f.len).unwrap().control {
+                Some(ControlFrame::Pfc { enable, quanta }) => {
                     assert_eq!(enable, 1 << 3);
                     assert_eq!(quanta[3], 0xFFFF);
                 }
@@ -242,7 +246,7 @@ fn xoff_with_packet_16401_headroom_to_16600_first_drop_16601_then_xon_after_hyst
         (pg.reserved_used, pg.shared_used, pg.headroom_used),
         (16, 16_384, 200)
     );
-    assert_eq!(sw.ports()[1].tx.counters.pfc.tx_xoff[3], 1);
+    assert_eq!(sw.ports()[1].link.tx.counters.pfc.tx_xoff[3], 1);
 
     // Drain: headroom empties first (200 frames), then XON once shared use is below
     // limit − xon_offset: 2·x < 32768 − 2 ⇔ x ≤ 16382, i.e. after frame 202.
@@ -261,13 +265,13 @@ fn xoff_with_packet_16401_headroom_to_16600_first_drop_16601_then_xon_after_hyst
     assert_eq!(xon_after, Some(202));
     let f = sw.poll_transmit(1, t).expect("XON frame");
     assert_eq!(
-        parse(&f.data, f.len).unwrap().mac_control,
-        Some(MacControl::Pfc {
+        parse(&f.data, f.len).unwrap().control,
+        Some(ControlFrame::Pfc {
             enable: 1 << 3,
             quanta: [0; 8]
         })
     );
-    assert_eq!(sw.ports()[1].tx.counters.pfc.tx_xon[3], 1);
+    assert_eq!(sw.ports()[1].link.tx.counters.pfc.tx_xon[3], 1);
 }
 
 #[test]
@@ -284,7 +288,7 @@ fn xoff_is_refreshed_every_half_pause_time_while_congested() {
     assert_eq!(sw.poll_timeout(), Some(t + half));
     sw.handle_timeout(t + half);
     assert!(sw.poll_transmit(1, t + half).is_some());
-    assert_eq!(sw.ports()[1].tx.counters.pfc.tx_xoff[3], 2);
+    assert_eq!(sw.ports()[1].link.tx.counters.pfc.tx_xoff[3], 2);
 }
 
 #[test]
@@ -311,7 +315,7 @@ fn pfc_edge_behaviours() {
     unknown.data[15] = 0x07;
     sw.receive(0, unknown, t);
     assert_eq!(
-        sw.ports()[0].tx.pause.paused_mask(t),
+        sw.ports()[0].link.paused_mask(t),
         0,
         "none of them paused anything"
     );
@@ -325,12 +329,12 @@ fn pfc_edge_behaviours() {
     let mut f = pfc((1 << 3) | (1 << 1), [0, 1000, 0, 1000, 0, 0, 0, 0]);
     f.data[16] = 0xFF;
     sw.receive(0, f, t);
-    assert_eq!(sw.ports()[0].tx.pause.paused_mask(t), 1 << 3);
-    let c = &sw.ports()[0].tx.counters.pfc;
+    assert_eq!(sw.ports()[0].link.paused_mask(t), 1 << 3);
+    let c = &sw.ports()[0].link.tx.counters.pfc;
     assert_eq!((c.rx_xoff[1], c.rx_xoff[3]), (0, 1));
     // MAC Control frames are never forwarded.
     assert_eq!(sw.next_transmit(1), None);
-    assert_eq!(sw.ports()[1].tx.counters.tx_packets, 0);
+    assert_eq!(sw.ports()[1].link.tx.counters.tx_packets, 0);
 }
 
 #[test]
@@ -447,7 +451,7 @@ fn asymmetric_pfc_honours_every_priority_but_sends_for_none_it_does_not_enable()
     let t = Time::from_us(1);
     // A pause for priority 3 (not enabled here) holds queue 3 of port 0.
     sw.receive(0, pfc(1 << 3, quanta(3, 1000)), t);
-    assert_eq!(sw.ports()[0].tx.pause.paused_mask(t), 1 << 3);
+    assert_eq!(sw.ports()[0].link.paused_mask(t), 1 << 3);
     assert_eq!(sw.drops().get(DropReason::PfcNotEnabled), 0);
     sw.receive(1, frame(1, 0, 3, 0, 1518), t);
     assert!(sw.poll_transmit(0, t + Time::from_ns(500)).is_none());
@@ -461,7 +465,7 @@ fn asymmetric_pfc_honours_every_priority_but_sends_for_none_it_does_not_enable()
         sw.receive(2, frame(2, 0, 3, 0, 1518), t + Time(i));
     }
     assert!(sw.drops().total() > 0);
-    assert_eq!(sw.ports()[2].tx.counters.tx_pfc_frames, 0);
+    assert_eq!(sw.ports()[2].link.tx.counters.tx_pfc_frames, 0);
     assert_eq!(sw.next_transmit(2), None);
 }
 

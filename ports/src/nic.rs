@@ -5,6 +5,8 @@
 use crate::dcqcn::DcqcnParams;
 use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::FlowControl;
+use lossless_pipeline::link::cbfc::CbfcSetup;
+use lossless_pipeline::link::llr::LlrSetup;
 
 /// Whether the NIC obeys PFC frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,8 +87,13 @@ pub struct NicConfig {
     pub dcqcn: Option<DcqcnParams>,
     /// Priority the NIC sends CNPs on (the class its switch gives their DSCP).
     pub cnp_priority: u8,
-    /// PFC, or 802.3x PAUSE of the whole link (what its switch port speaks).
+    /// PFC, 802.3x PAUSE of the whole link, CBFC or none (what its switch port speaks).
     pub flow_control: FlowControl,
+    /// CBFC settings, on a CBFC link: its receiver's credits are those of its receive
+    /// buffer (or all a channel may have, for a NIC that consumes frames as they arrive).
+    pub cbfc: CbfcSetup,
+    /// Link-level retry, on a link whose switch port speaks it.
+    pub llr: Option<LlrSetup>,
 }
 
 impl Default for NicConfig {
@@ -102,6 +109,8 @@ impl Default for NicConfig {
             dcqcn: None,
             cnp_priority: 0,
             flow_control: FlowControl::Pfc,
+            cbfc: CbfcSetup::default(),
+            llr: None,
         }
     }
 }

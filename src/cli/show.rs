@@ -8,7 +8,9 @@ use std::process::ExitCode;
 #[derive(Args)]
 pub struct ShowArgs {
     /// Which table: pfc (pfcstat), queue (queuestat), watermark (watermarkstat: PGs and
-    /// pools) or ledger (the TAP engine's frames read and written per port).
+    /// pools), cbfc (credit updates per port, credits per virtual channel), llr (link-level
+    /// retry per port), trim (packet trimming per port and queue) or ledger (the TAP
+    /// engine's frames read and written per port).
     #[arg(value_enum)]
     table: Table,
     /// Address the switch serves its counters on (its --metrics).

@@ -78,6 +78,7 @@ fn priorities(mask: u8) -> String {
 pub fn table() -> Vec<(&'static str, String, &'static str)> {
     let port = PortConfig::default();
     let qos = QosConfig::default();
+    let cbfc = lossless_pipeline::link::cbfc::CbfcSetup::default();
     let sw = SwitchConfig::with_ports("", Vec::new());
     let mmu = lossless_buffer_model::mmu::Behaviour::default();
     let wd = WatchdogConfig::default();
@@ -118,6 +119,13 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("qos.pfc_asym", if qos.pfc_asym { "on" } else { "off" }.into(), "on: honour received PFC on every priority, send it only for pfc_enable (SONiC asymmetric PFC)"),
         ("qos.pause_quanta", qos.pause_quanta.to_string(), "quanta in XOFF frames, refreshed every half pause"),
         ("qos.pfc_response", qos.pfc_response.to_string(), "a PFC frame takes effect this long after it arrives"),
+        ("qos.flow_control", qos.flow_control.word().into(), "the ports' link protocol: pfc, pause, cbfc or none"),
+        ("cbfc.credit_size / packet_overhead", format!("{}B / {}", cbfc.credit_size, cbfc.overhead), "a frame costs ceil((len + overhead) / credit_size) credits"),
+        ("cbfc.vcs", "qos.pfc_enable".into(), "credited virtual channels (TC n = VC n)"),
+        ("cbfc.credits", crate::config::switch::cbfc::DEFAULT_CREDITS.to_string(), "per credited VC; its PG reserves the cells they can fill"),
+        ("cbfc.mode", cbfc.mode.word().into(), "per-VC sender limits"),
+        ("cbfc.cf_min_spacing / cf_max_spacing", format!("{} / {}", cbfc.cf_min_spacing, cbfc.cf_max_spacing), "CF_Update spacing, bytes at line rate"),
+        ("cbfc.cc_interval", cbfc.cc_interval.to_string(), "CC_Update period (credits of lost frames come back)"),
         ("qos.scheduler", weight, "every queue"),
         ("qos.scheduler.*.weight", DEFAULT_DWRR_WEIGHT.to_string(), "a dwrr entry without a weight"),
         ("qos.wred_profiles.*", format!("{}% at Kmax, {}, ecn_none", wred::DEFAULT_MAX_PROBABILITY, MarkAt::default().word()), "drop probability, when, ECN"),

@@ -2,6 +2,7 @@
 //! switch sections both engines share, and the simulator's flows, hosts and engine
 //! counters.
 
+use super::model::Counters;
 use super::model::{
     AclRuleReport, DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport,
     FlowReport, GroupMemberReport, GroupReport, HostReport, InterruptedReport, LatencyReport,
@@ -13,7 +14,7 @@ use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
 use lossless_buffer_model::watchdog::QueueWatchdog;
 use lossless_buffer_model::{Named, Time, PRIORITIES};
-use lossless_pipeline::counters::{Ledger, PortCounters};
+use lossless_pipeline::counters::{Ledger, PortCounters, PortTrimCounters};
 use lossless_pipeline::Switch;
 use lossless_ports::dcqcn::ReactionPoint;
 use lossless_ports::flow::{FlowRx, FlowTx, Limit, Transport};
@@ -118,12 +119,13 @@ fn port(
 ) -> PortReport {
     let cell = sw.mmu().cell();
     let port = &sw.ports()[p];
-    let c = &port.tx.counters;
+    let c = &port.link.tx.counters;
     t.pfc_tx += c.tx_pfc_frames;
     t.pfc_rx += c.rx_pfc_frames;
     t.pause_tx_frames += c.tx_pause_frames;
     let paused: [u64; PRIORITIES] = core::array::from_fn(|pr| sw.paused_time(p, pr, end).as_ps());
     let share = window.switch_port(si, p);
+    let trims = sw.config().trimming.is_some();
     let queues = (0..PRIORITIES)
         .map(|q| {
             let (qc, b) = (&port.queue_counters[q], sw.mmu().queue(p, q));
@@ -137,6 +139,7 @@ fn port(
                 wred_drops: qc.wred_drops,
                 watermark_bytes: b.watermark * cell,
                 shared_watermark_bytes: b.shared_watermark * cell,
+                trim: trims.then_some(Counters(qc.trim)),
             }
         })
         .collect();
@@ -162,9 +165,10 @@ fn port(
     PortReport {
         port: sw.config().ports[p].name.clone(),
         speed_bps: sw.config().ports[p].speed.bps(),
-        link_up: port.tx.link_up,
+        link_up: port.link.tx.link_up,
         rx_packets: c.rx_packets,
         rx_bytes: c.rx_bytes,
+        rx_bad_fcs: c.rx_bad_fcs,
         tx_packets: c.tx_packets,
         tx_bytes: c.tx_bytes,
         tx_utilization: share.utilization,
@@ -172,6 +176,15 @@ fn port(
         queues,
         pgs,
         pfcwd,
+        cbfc: port.link.cbfc().map(super::model::CbfcReport::of),
+        llr: port.link.llr().map(super::model::LlrReport::of),
+        trim: trims.then(|| {
+            let mut t = PortTrimCounters::default();
+            for qc in &port.queue_counters {
+                t += &qc.trim;
+            }
+            Counters(t)
+        }),
     }
 }
 
@@ -186,12 +199,21 @@ pub fn switch_report(
     t: &mut Totals,
 ) -> SwitchReport {
     let cell = sw.mmu().cell();
-    t.drops += sw.drops().total();
+    // A frame the wire corrupted is the wire's loss (`injected_drops`), not the switch's.
+    let d = sw.drops();
+    t.drops += d.total() - d.get(lossless_pipeline::drop_reason::DropReason::BadFcs);
     t.lossless_drops += sw.lossless_drops();
     t.ecn += sw.ecn_marked();
-    let ports = (0..sw.ports().len())
+    let ports: Vec<PortReport> = (0..sw.ports().len())
         .map(|p| port(sw, si, p, end, window, t))
         .collect();
+    let trim = sw.config().trimming.map(|_| {
+        let mut sum = PortTrimCounters::default();
+        for p in ports.iter().filter_map(|p| p.trim.as_ref()) {
+            sum += &p.0;
+        }
+        Counters(sum)
+    });
     let pools = sw
         .mmu()
         .pools
@@ -215,6 +237,7 @@ pub fn switch_report(
             .map(|(r, n)| (r.name().to_string(), n))
             .collect(),
         lossless_drops: sw.lossless_drops(),
+        trim,
         ledger: LedgerReport {
             still_queued: sw.queued_frames(),
             ..sw.ledger().into()
@@ -464,6 +487,7 @@ fn flow(o: &Outcome, i: usize) -> FlowReport {
         rx_packets: rx.rx_packets,
         rx_bytes: rx.rx_bytes,
         reordered: rx.reordered,
+        trimmed_packets: rx.trimmed,
         last_rx_ps: rx.last_rx.map(Time::as_ps),
         longest_gap_ps: rx.longest_gap.map(|(_, g)| g.as_ps()),
         longest_gap_from_ps: rx.longest_gap.map(|(t, _)| t.as_ps()),
@@ -503,7 +527,7 @@ pub fn report(o: &Outcome) -> Report {
         .iter()
         .enumerate()
         .map(|(hi, host)| {
-            let c = &host.tx.counters;
+            let c = &host.link.tx.counters;
             t.pfc_tx += c.tx_pfc_frames;
             t.pfc_rx += c.rx_pfc_frames;
             t.pause_tx_frames += c.tx_pause_frames;
@@ -520,6 +544,7 @@ pub fn report(o: &Outcome) -> Report {
                 tx_bytes: c.tx_bytes,
                 rx_packets: c.rx_packets,
                 rx_bytes: c.rx_bytes,
+                rx_bad_fcs: c.rx_bad_fcs,
                 rx_drops: host.rx_drops,
                 rx_buffer_watermark_bytes: host.rx_watermark,
                 cnps_sent: host.nic().dcqcn.map(|_| host.np.sent),

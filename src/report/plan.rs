@@ -8,6 +8,7 @@ use lossless_buffer_model::mmu::{Behaviour, Crossing, PoolKind, ProfileSpec, Thr
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::{priorities_in, Named, PRIORITIES};
 use lossless_pipeline::config::{FlowControl, Forwarding, Trust};
+use lossless_pipeline::link::llr::LlrSetup;
 use std::fmt::Write;
 
 /// Shared limit of a profile at an empty pool (α·S capped at S, or static_th), and the
@@ -85,7 +86,14 @@ pub fn render(spec: &SwitchSpec) -> String {
             .filter_map(|i| spec.attach[*i].as_ref())
             .collect();
         port_line(&mut o, spec, &members, &taps);
-        let need = headroom(&mut o, spec, first, !taps.is_empty());
+        let need = if spec.config.flow_control_of(first) == FlowControl::Cbfc {
+            credits(&mut o, spec, first)
+        } else {
+            headroom(&mut o, spec, first, !taps.is_empty())
+        };
+        if let Some(l) = &spec.config.ports[first].llr {
+            retry(&mut o, spec, first, l);
+        }
         pg_table(&mut o, spec, first, &need);
         queue_table(&mut o, spec, first);
     }
@@ -144,6 +152,8 @@ fn header(o: &mut String, spec: &SwitchSpec) {
             }
             (FlowControl::Pfc, true) => " (asymmetric: received PFC honoured on every priority)",
             (FlowControl::Pfc, false) => "",
+            (FlowControl::Cbfc, _) => " (ports speak CBFC: credits, no pause frames)",
+            (FlowControl::None, _) => " (no link-level flow control)",
         },
         q.pause_quanta,
         q.pfc_response,
@@ -214,9 +224,17 @@ fn header(o: &mut String, spec: &SwitchSpec) {
 
 /// Ports of the same speed, propagation and MTU, in order of their first member.
 fn port_groups(spec: &SwitchSpec) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(Vec<usize>, (u64, u64, u32))> = Vec::new();
+    // Ports alike in speed, propagation, MTU, link protocol and retry share one block.
+    type Alike = (u64, u64, u32, FlowControl, Option<LlrSetup>);
+    let mut groups: Vec<(Vec<usize>, Alike)> = Vec::new();
     for (i, p) in spec.config.ports.iter().enumerate() {
-        let key = (p.speed.bps(), p.propagation().as_ps(), p.mtu);
+        let key = (
+            p.speed.bps(),
+            p.propagation().as_ps(),
+            p.mtu,
+            spec.config.flow_control_of(i),
+            p.llr,
+        );
         match groups.iter_mut().find(|(_, k)| *k == key) {
             Some((v, _)) => v.push(i),
             None => groups.push((vec![i], key)),
@@ -355,6 +373,73 @@ fn headroom(o: &mut String, spec: &SwitchSpec, first: usize, tap: bool) -> Need 
     }
 }
 
+/// Port `first`'s CBFC: its credit settings, each credited channel's credits and buffer,
+/// and the credits line rate needs (docs/physics.md, "Credits for line rate").
+fn credits(o: &mut String, spec: &SwitchSpec, first: usize) -> Need {
+    let c = &spec.config;
+    let (port, s) = (&c.ports[first], &c.ports[first].cbfc);
+    let _ = writeln!(
+        o,
+        "    CBFC: credits of {} B (a frame costs ceil((length {:+}) / {})), {} limits, CF_Update every {} to {}, CC_Update every {}",
+        s.credit_size, s.overhead, s.credit_size, s.mode.word(), s.cf_min_spacing, s.cf_max_spacing, s.cc_interval
+    );
+    let vcs: Vec<String> = (0..lossless_pipeline::link::cbfc::VCS)
+        .filter(|&v| s.is_credited(v as u8))
+        .map(|v| {
+            let n = s.rx_credits[v] as u64;
+            format!("VC {v} {n} credits ({})", human(n * s.credit_size as u64))
+        })
+        .collect();
+    let _ = writeln!(o, "    credited: {}", vcs.join(", "));
+    let need = s.need(port.speed, port.propagation(), port.mtu, c.pipeline_latency);
+    let _ = writeln!(
+        o,
+        "    line rate needs {} credits per VC ({}-byte frames, the costliest per wire byte; {} for MTU frames): a credit is back {} after it leaves",
+        need.worst, need.worst_frame, need.mtu_frames, need.round_trip
+    );
+    Need {
+        budget: lossless_buffer_model::Bytes(0),
+        tap: false,
+        min_cells: 0,
+        why: String::new(),
+    }
+}
+
+/// Port `first`'s LLR: its profile and the replay buffer line rate needs (docs/physics.md,
+/// "Replay buffer for line rate").
+fn retry(o: &mut String, spec: &SwitchSpec, first: usize, l: &LlrSetup) {
+    use lossless_buffer_model::Named;
+    let port = &spec.config.ports[first];
+    let timer = if l.replay_timer == lossless_buffer_model::Time::ZERO {
+        "off".to_string()
+    } else {
+        l.replay_timer.to_string()
+    };
+    let replays = if l.max_replay_count == 255 {
+        "unlimited".to_string()
+    } else {
+        l.max_replay_count.to_string()
+    };
+    let _ = writeln!(
+        o,
+        "    LLR: replay buffer {} frames / {}, replay timer {timer}, {replays} replays before FLUSH, ACK every {}, init {} / flush {}{}",
+        l.max_frames,
+        human(l.max_bytes),
+        l.ctlos_spacing,
+        l.init_action.word(),
+        l.flush_action.word(),
+        if l.re_init_on_flush { ", re-INIT on FLUSH" } else { "" }
+    );
+    let need = l.need(port.speed, port.propagation(), port.mtu);
+    let _ = writeln!(
+        o,
+        "    line rate needs a replay buffer of {} and {} frames: a frame's copy is freed {} after it leaves",
+        human(need.bytes),
+        need.frames,
+        need.round_trip
+    );
+}
+
 /// The PGs of port `first`: profile, pool, limits, XOFF and XON points, headroom, verdict.
 fn pg_table(o: &mut String, spec: &SwitchSpec, first: usize, need: &Need) {
     let c = &spec.config;
@@ -399,6 +484,16 @@ fn pg_table(o: &mut String, spec: &SwitchSpec, first: usize, need: &Need) {
                     "lossless".into()
                 };
                 (human(xoff_at), human(xon), hr, status)
+            }
+            None if spec.pg_profile_name(first, pg)
+                == crate::config::switch::cbfc::PRIVATE_PROFILE =>
+            {
+                (
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "credited (private to the port)".into(),
+                )
             }
             None => ("-".into(), "-".into(), "-".into(), "lossy".into()),
         };

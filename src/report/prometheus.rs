@@ -6,16 +6,23 @@
 //! Rendered from the same [`Report`] as the JSON, so a scrape and `/json` agree.
 
 use crate::report::model::{Report, SwitchReport};
+use lossless_pipeline::counter_group::{CounterGroup, Kind};
 use std::fmt::Write;
 
 /// One metric family being written: its samples follow its HELP and TYPE lines.
 struct Family<'a> {
     out: &'a mut String,
-    name: &'static str,
+    name: std::borrow::Cow<'static, str>,
 }
 
 impl<'a> Family<'a> {
-    fn new(out: &'a mut String, name: &'static str, kind: &str, help: &str) -> Family<'a> {
+    fn new(
+        out: &'a mut String,
+        name: impl Into<std::borrow::Cow<'static, str>>,
+        kind: &str,
+        help: &str,
+    ) -> Family<'a> {
+        let name = name.into();
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} {kind}");
         Family { out, name }
@@ -58,8 +65,104 @@ pub fn render(r: &Report) -> String {
     pools(&mut o, &r.switches);
     drops(&mut o, &r.switches);
     acl(&mut o, &r.switches);
+    cbfc(&mut o, &r.switches);
+    llr(&mut o, &r.switches);
+    trimming(&mut o, &r.switches);
     tap(&mut o, r);
     o
+}
+
+/// One family per counter of group `G`: `lossless_<prefix>_<key>`, `_total` on counters,
+/// the help from the group's description with the SAI name.
+fn group_families<G: CounterGroup>(
+    o: &mut String,
+    prefix: &str,
+    samples: &[(Vec<(&str, String)>, &G)],
+) {
+    for (i, d) in G::DEFS.iter().enumerate() {
+        let (kind, suffix) = match d.kind {
+            Kind::Counter => ("counter", "_total"),
+            Kind::Gauge => ("gauge", ""),
+        };
+        let help = format!("{} ({})", d.help, d.sai);
+        let mut fam = Family::new(
+            o,
+            format!("lossless_{prefix}_{}{suffix}", d.key),
+            kind,
+            &help,
+        );
+        for (labels, g) in samples {
+            let l: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            fam.sample(&l, g.value(i));
+        }
+    }
+}
+
+/// Packet trimming per queue (`lossless_queue_*trim*`), port and switch, on switches
+/// that trim; nothing when none does.
+fn trimming(o: &mut String, sws: &[SwitchReport]) {
+    let (mut queues, mut ports, mut switches) = (Vec::new(), Vec::new(), Vec::new());
+    for sw in sws {
+        let Some(t) = &sw.trim else { continue };
+        switches.push((vec![("switch", sw.name.clone())], &t.0));
+        for p in &sw.ports {
+            let labels = vec![("switch", sw.name.clone()), ("port", p.port.clone())];
+            for q in &p.queues {
+                if let Some(t) = &q.trim {
+                    let mut l = labels.clone();
+                    l.push(("queue", q.queue.to_string()));
+                    queues.push((l, &t.0));
+                }
+            }
+            if let Some(t) = &p.trim {
+                ports.push((labels, &t.0));
+            }
+        }
+    }
+    if !switches.is_empty() {
+        group_families(o, "queue", &queues);
+        group_families(o, "port", &ports);
+        group_families(o, "switch", &switches);
+    }
+}
+
+/// CBFC: port counters (`lossless_cbfc_*`) and credited channels' (`lossless_cbfc_vc_*`),
+/// on ports that speak it; nothing when none does.
+fn cbfc(o: &mut String, sws: &[SwitchReport]) {
+    let mut ports = Vec::new();
+    let mut vcs = Vec::new();
+    for sw in sws {
+        for p in &sw.ports {
+            let Some(c) = &p.cbfc else { continue };
+            let labels = vec![("switch", sw.name.clone()), ("port", p.port.clone())];
+            for v in &c.vcs {
+                let mut l = labels.clone();
+                l.push(("vc", v.vc.to_string()));
+                vcs.push((l, &v.counters.0));
+            }
+            ports.push((labels, &c.counters.0));
+        }
+    }
+    if !ports.is_empty() {
+        group_families(o, "cbfc", &ports);
+        group_families(o, "cbfc_vc", &vcs);
+    }
+}
+
+/// LLR: port counters (`lossless_llr_*`) on ports that speak it; nothing when none does.
+fn llr(o: &mut String, sws: &[SwitchReport]) {
+    let mut ports = Vec::new();
+    for sw in sws {
+        for p in &sw.ports {
+            if let Some(l) = &p.llr {
+                let labels = vec![("switch", sw.name.clone()), ("port", p.port.clone())];
+                ports.push((labels, &l.counters.0));
+            }
+        }
+    }
+    if !ports.is_empty() {
+        group_families(o, "llr", &ports);
+    }
 }
 
 /// A per-port counter of every switch.
@@ -92,6 +195,13 @@ fn ports(o: &mut String, sws: &[SwitchReport]) {
         "lossless_port_rx_bytes_total",
         "Bytes the port received.",
         |p| p.rx_bytes,
+    );
+    per_port(
+        o,
+        sws,
+        "lossless_port_rx_bad_fcs_total",
+        "Frames the port received whose FCS check failed (corrupted on the wire).",
+        |p| p.rx_bad_fcs,
     );
     per_port(
         o,

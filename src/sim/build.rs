@@ -2,7 +2,7 @@
 //! (with its seed, and the static FDB entries or host routes toward the hosts), each host
 //! NIC with the flows it sends and the receivers of the flows it receives.
 
-use super::cabling::{host_fdb_entries, host_routes, Cabling};
+use super::cabling::{host_fdb_entries, host_routes, Cabling, NodeId};
 use super::{HostNode, SwitchNode};
 use crate::config::scenario::FlowDef;
 use crate::config::Scenario;
@@ -74,6 +74,32 @@ pub fn hosts(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<HostNode> {
             }
         })
         .collect()
+}
+
+/// Each CBFC port learns the credits its peer's receiver has (in a fabric, LLDP or the
+/// operator tells it): a switch port from the switch port or host NIC it is cabled to, a
+/// host from its switch port.
+pub fn exchange_credits(
+    s: &Scenario,
+    switches: &mut [SwitchNode],
+    hosts: &mut [HostNode],
+    cabling: &Cabling,
+) {
+    let of = |node: NodeId, port: u16| match node {
+        NodeId::Switch(sj) => s.switches[sj as usize].config.ports[port as usize].cbfc,
+        NodeId::Host(hj) => s.run.hosts[hj as usize].nic.cbfc,
+    };
+    for (si, node) in switches.iter_mut().enumerate() {
+        for (p, peer) in cabling.switch_peers[si].iter().enumerate() {
+            if let Some(peer) = peer {
+                node.sw.set_peer_credits(p, &of(peer.node, peer.port));
+            }
+        }
+    }
+    for (hi, node) in hosts.iter_mut().enumerate() {
+        let peer = cabling.host_peers[hi];
+        node.host.set_peer_credits(&of(peer.node, peer.port));
+    }
 }
 
 /// Host `hi`'s ranks in the collectives of `s`; `sends` are the flows it sends, in the

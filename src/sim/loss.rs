@@ -1,18 +1,29 @@
-//! Loss you cause: frames corrupted on the wire, so that their receiver's FCS check fails
-//! and it drops them. A link may have a frame error rate (each frame, each direction, an
-//! independent seeded draw), and an event may lose the next N data frames a port sends.
-//! Both are counted per link and direction as injected drops, apart from every buffer
-//! drop.
+//! Loss you cause. A link may have a frame error rate (each frame, each direction, an
+//! independent seeded draw): such a frame arrives corrupted, its receiver's FCS check
+//! fails (`rx_bad_fcs`, drop reason `bad_fcs`), and link-level retry, where the link
+//! speaks it, asks for it again. An event may lose the next N data frames a port sends
+//! whole (the receiver sees a gap). Both are counted per link and direction as injected,
+//! apart from every buffer drop.
 
 use super::cabling::NodeId;
 use crate::config::{ErrorRate, Scenario};
-use lossless_pipeline::wire::pfc::is_mac_control;
 use lossless_pipeline::Packet;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// Mixed into the run's seed so the wire's draws are not the switches'.
 const WIRE_SEED: u64 = 0x5EED_0FF1_BE00_u64;
+
+/// What the wire does to one frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WireFate {
+    /// Delivered as sent.
+    Intact,
+    /// Lost whole (a `drop` event).
+    Lost,
+    /// Delivered with a bad FCS (a frame error).
+    Corrupted,
+}
 
 /// The wire's losses for one run.
 #[derive(Clone, Debug)]
@@ -61,31 +72,36 @@ impl Loss {
         }
     }
 
-    /// Is `pkt`, leaving `port` of `from` over `link`, lost on the wire? Counted if so.
+    /// What becomes of `pkt`, leaving `port` of `from` over `link`: counted if it is lost
+    /// or corrupted.
     #[inline]
-    pub fn lose(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> bool {
-        (self.any_rate || !self.pending.is_empty()) && self.draw(from, port, link, pkt)
+    pub fn lose(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> WireFate {
+        if self.any_rate || !self.pending.is_empty() {
+            self.draw(from, port, link, pkt)
+        } else {
+            WireFate::Intact
+        }
     }
 
     /// [`Loss::lose`] on a network with error rates or pending `drop` events.
-    fn draw(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> bool {
+    fn draw(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> WireFate {
         let (rate, a_end) = self.links[link as usize];
-        let mut lost = false;
-        if !self.pending.is_empty() && !is_mac_control(&pkt.data) {
+        let mut fate = WireFate::Intact;
+        if !self.pending.is_empty() && !pkt.meta.class.is_control() {
             if let Some((_, left)) = self.pending.iter_mut().find(|(at, _)| *at == (from, port)) {
                 *left -= 1;
-                lost = true;
+                fate = WireFate::Lost;
             }
             self.pending.retain(|(_, left)| *left > 0);
         }
         // A draw only on links that have a rate, so that a clean network draws nothing.
-        if !lost && rate != ErrorRate::NONE {
-            lost = rate.loses(self.rng.next_u64());
+        if fate == WireFate::Intact && rate != ErrorRate::NONE && rate.loses(self.rng.next_u64()) {
+            fate = WireFate::Corrupted;
         }
-        if lost {
+        if fate != WireFate::Intact {
             let dir = usize::from((from, port) != a_end);
             self.injected[link as usize][dir] += 1;
         }
-        lost
+        fate
     }
 }

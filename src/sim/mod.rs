@@ -39,6 +39,7 @@ use crate::measure::Samples;
 use cabling::{Cabling, NodeId, Peer};
 use deadlock::DeadlockWatch;
 use lossless_buffer_model::{Time, WireTimes};
+use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::Switch;
 use lossless_ports::host::Host;
 use observers::Observers;
@@ -120,6 +121,8 @@ pub struct Sim {
     seed: u64,
     end: Time,
     until_idle: bool,
+    /// Some port speaks CBFC: its credit updates may stay on the wire when all is idle.
+    credit_links: bool,
     now: Time,
     queue: EventQueue<Ev>,
     switches: Vec<SwitchNode>,
@@ -167,6 +170,7 @@ impl Sim {
             }
         }
         let mut hosts = build::hosts(&scenario, seed, &cabling);
+        build::exchange_credits(&scenario, &mut switches, &mut hosts, &cabling);
         if opts.record.is_some() {
             let lag = longest_frame(&scenario);
             for h in &mut hosts {
@@ -187,6 +191,9 @@ impl Sim {
             seed,
             end: b.end,
             until_idle: b.until_idle,
+            credit_links: scenario.switches.iter().any(|s| {
+                (0..s.config.ports.len()).any(|p| s.config.flow_control_of(p) == FlowControl::Cbfc)
+            }),
             now: Time::ZERO,
             queue: EventQueue::new(),
             switches,
@@ -343,17 +350,21 @@ impl Sim {
     }
 
     /// Nothing on the wire, all flows done, every switch queue empty, nothing pending on
-    /// any NIC.
+    /// any NIC — link upkeep aside: CBFC's periodic credit updates go on for ever on a
+    /// settled link (every credit back, nothing held), so they neither keep the run going
+    /// nor count as traffic on the wire. Out of line: asked after every event of a run
+    /// waiting for idle, it should not weigh on the loop of every other run.
+    #[inline(never)]
     fn idle(&self) -> bool {
-        self.on_wire.is_empty()
-            && self
-                .hosts
-                .iter()
-                .all(|h| h.host.flows_done(self.now) && h.host.next_transmit().is_none())
-            && self
-                .switches
-                .iter()
-                .all(|s| (0..s.sw.ports().len()).all(|p| s.sw.next_transmit(p).is_none()))
+        let wire_empty = self.on_wire.is_empty();
+        if !wire_empty && !self.credit_links {
+            return false;
+        }
+        self.hosts.iter().all(|h| {
+            h.host.flows_done(self.now) && (h.host.next_transmit().is_none() || h.host.settled())
+        }) && self.switches.iter().all(|s| {
+            (0..s.sw.ports().len()).all(|p| s.sw.next_transmit(p).is_none() || s.sw.settled(p))
+        }) && (wire_empty || self.on_wire.only_upkeep())
     }
 
     /// What `--plot` recorded (None without it).

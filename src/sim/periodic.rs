@@ -5,6 +5,7 @@
 use super::{Ev, Sim};
 use crate::measure::{Samples, Window};
 use lossless_buffer_model::{priorities_in, Time};
+use lossless_pipeline::link::{Gate, LinkLayer};
 
 impl Sim {
     /// Sample every port where the measurement window opens or closes.
@@ -150,17 +151,11 @@ impl Sim {
         let mut resumes = Vec::new();
         for s in &self.switches {
             for port in s.sw.ports() {
-                let pause = &port.tx.pause;
-                for p in priorities_in(pause.paused_mask(now)) {
-                    resumes.push(pause.resume_at(p, now));
-                }
+                pause_ends(&port.link, now, &mut resumes);
             }
         }
         for h in &self.hosts {
-            let pause = &h.host.tx.pause;
-            for p in priorities_in(pause.paused_mask(now)) {
-                resumes.push(pause.resume_at(p, now));
-            }
+            pause_ends(&h.host.link, now, &mut resumes);
         }
         wakes
             .chain(events)
@@ -195,5 +190,14 @@ impl Sim {
             }
         }
         Ok(())
+    }
+}
+
+/// When each priority `link`'s peer holds paused at `now` may send again, onto `ends`.
+fn pause_ends(link: &LinkLayer, now: Time, ends: &mut Vec<Time>) {
+    for p in priorities_in(link.paused_mask(now)) {
+        if let Gate::Until(t) = link.gate(1 << p, now) {
+            ends.push(t);
+        }
     }
 }

@@ -605,9 +605,9 @@ impl Recorder {
         let r = &mut self.rec;
         for (h, rec) in hosts.iter().zip(&mut r.hosts) {
             let host = &h.host;
-            let m = host.tx.pause.paused_mask(now);
+            let m = host.link.paused_mask(now);
             rec.paused.push(core::array::from_fn(|q| m & (1 << q) != 0));
-            let pfc = &host.tx.counters.pfc;
+            let pfc = &host.link.tx.counters.pfc;
             rec.pfc_tx
                 .push(core::array::from_fn(|q| pfc.tx_xoff[q] + pfc.tx_xon[q]));
             if rec.rx_levels.is_some() {
@@ -668,13 +668,13 @@ impl Recorder {
                     r.queues[q].bytes.push(i, mmu.queue(p, queue).used() * cell);
                     q += 1;
                 }
-                let paused = port.tx.pause.paused_mask(now);
+                let paused = port.link.paused_mask(now);
                 let xoff = port.xoff_mask();
                 for prio in priorities_in(c.qos.pfc_enable) {
                     let rec = &mut r.pauses[k];
                     rec.paused.push(paused & (1 << prio) != 0);
                     rec.xoff_sent.push(xoff & (1 << prio) != 0);
-                    let pfc = &port.tx.counters.pfc;
+                    let pfc = &port.link.tx.counters.pfc;
                     rec.pfc_tx.push(pfc.tx_xoff[prio] + pfc.tx_xon[prio]);
                     rec.pfc_rx.push(pfc.rx_xoff[prio] + pfc.rx_xon[prio]);
                     rec.stormed.push(port.watchdog[prio].stormed);

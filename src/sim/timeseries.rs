@@ -134,7 +134,7 @@ impl Sampler {
                     let sw = &switches[p.switch].sw;
                     let cell = sw.mmu().cell();
                     let port = &sw.ports()[p.port];
-                    let paused = port.tx.pause.paused_mask(now);
+                    let paused = port.link.paused_mask(now);
                     let xoff = port.xoff_mask();
                     for prio in self.priorities_in() {
                         let (q, g) = (sw.mmu().queue(p.port, prio), sw.mmu().pg(p.port, prio));
@@ -150,7 +150,7 @@ impl Sampler {
                 Target::Host(h) => {
                     let host = &mut hosts[h].host;
                     v.push(host.occupancy(now));
-                    let paused = host.tx.pause.paused_mask(now);
+                    let paused = host.link.paused_mask(now);
                     v.extend(
                         self.priorities_in()
                             .map(|prio| ((paused >> prio) & 1) as u64),

@@ -1,7 +1,7 @@
 //! The live counters of a running `lossless tap` (`--metrics ADDR`): an HTTP server on its
 //! own thread. `GET /metrics` is the Prometheus text exposition
 //! ([`crate::report::prometheus`]), `GET /json` the report the switch would write if it
-//! stopped now, `GET /show/pfc|queue|watermark|ledger` the tables `lossless show` prints.
+//! stopped now, `GET /show/pfc|queue|watermark|cbfc|llr|trim|ledger` the tables `lossless show` prints.
 //! Reports come from the pipeline thread through [`Live`].
 //!
 //! The endpoint faces whatever can reach it (the container image listens on 0.0.0.0), so
@@ -241,7 +241,8 @@ fn route(path: &str, live: &Live) -> (StatusCode, &'static str, String) {
                 return (
                     StatusCode::NOT_FOUND,
                     "text/plain",
-                    "try /metrics, /json or /show/pfc|queue|watermark|ledger\n".into(),
+                    "try /metrics, /json or /show/pfc|queue|watermark|cbfc|llr|trim|ledger\n"
+                        .into(),
                 )
             }
         },

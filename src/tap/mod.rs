@@ -28,7 +28,6 @@ use crossbeam_channel::{bounded, Sender, TrySendError};
 use device::Device;
 use inbox::Inbox;
 use lossless_buffer_model::Time;
-use lossless_pipeline::wire::pfc::is_pfc;
 use lossless_pipeline::{Packet, Switch};
 use lossless_sys::kernel::TapCounters;
 use lossless_sys::sched::Realtime;
@@ -540,15 +539,15 @@ impl TapSwitch {
         self.link_changes += 1;
     }
 
-    /// Start every frame the switch has due: PFC frames are written at once, data frames
-    /// handed to the port's writer. Returns how many frames were started.
+    /// Start every frame the switch has due: control frames (PFC, PAUSE) are written at
+    /// once, data frames handed to the port's writer. Returns how many frames were started.
     fn transmit(&mut self, now: Time) -> usize {
         let ports = &mut self.ports;
         let mut started = 0;
         self.sw.poll_due(now, &mut |port, pkt: Packet| {
             started += 1;
             let p = &mut ports[port];
-            if is_pfc(&pkt.data) {
+            if pkt.meta.class.is_control() {
                 p.stats.written(&p.dev.write(&pkt.data));
             } else {
                 p.batch.push(pkt.data);
@@ -657,10 +656,10 @@ impl TapSwitch {
         let sw = &self.sw;
         let (mut rx, mut tx, mut pfc_tx, mut pfc_rx) = (0, 0, 0, 0);
         for p in sw.ports() {
-            rx += p.tx.counters.rx_packets;
-            tx += p.tx.counters.tx_packets;
-            pfc_tx += p.tx.counters.tx_pfc_frames;
-            pfc_rx += p.tx.counters.rx_pfc_frames;
+            rx += p.link.tx.counters.rx_packets;
+            tx += p.link.tx.counters.tx_packets;
+            pfc_tx += p.link.tx.counters.tx_pfc_frames;
+            pfc_rx += p.link.tx.counters.rx_pfc_frames;
         }
         let ring: u64 = self
             .ports

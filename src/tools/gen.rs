@@ -225,7 +225,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
     let elapsed = clock().min(end).max(Time(1));
     let f = &host.flows[0];
     let secs = elapsed.as_secs_f64();
-    let c = &host.tx.counters;
+    let c = &host.link.tx.counters;
     Ok(GenReport {
         iface: cfg.iface.clone(),
         frames: f.tx_packets,

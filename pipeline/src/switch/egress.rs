@@ -5,6 +5,7 @@
 use super::{Forwarder, PfcEvent, Switch};
 use crate::config::FlowControl;
 use crate::drop_reason::DropReason;
+use crate::link::Sent;
 use crate::packet::{Meta, Packet};
 use crate::wire::{edit, vlan};
 use lossless_buffer_model::watchdog::{Observation, Transition, WatchdogAction};
@@ -12,17 +13,23 @@ use lossless_buffer_model::wred::MarkAt;
 use lossless_buffer_model::{Time, PRIORITIES};
 
 impl Switch {
-    /// Return a dequeued packet's cells; send XON if its PG now qualifies.
+    /// Return a dequeued packet's cells: its credits back to the port it came in on (a
+    /// CBFC port), XON if its PG now qualifies.
     pub(super) fn release(&mut self, pkt: &Packet) {
         let m = &pkt.meta;
         let (in_port, pg) = (m.in_port as usize, m.pg);
-        if self.mmu.release(
+        let freed = self.mmu.release(
             in_port,
             pg as usize,
             m.out_port as usize,
             m.queue as usize,
-            m.cells,
-        ) {
+            m.cells as u32,
+        );
+        if self.cbfc_ports & (1 << in_port) != 0 {
+            self.ports[in_port].link.drained(m.tc, pkt.len);
+            self.touch(in_port);
+        }
+        if freed.xon {
             let mask = self.pg_pfc[pg as usize];
             self.log(|s| {
                 let (shared_bytes, _, _, xon_level_bytes) = s.pg_levels(in_port, pg as usize);
@@ -35,7 +42,7 @@ impl Switch {
                     xon_level_bytes,
                 }
             });
-            self.ports[in_port].tx.send_xon(mask);
+            self.ports[in_port].link.send_xon(mask);
             self.touch(in_port);
         }
     }
@@ -64,15 +71,15 @@ impl Switch {
     pub fn poll_transmit(&mut self, port: usize, now: Time) -> Option<Packet> {
         self.advance(now);
         self.touch(port);
-        if !self.ports[port].tx.idle_at(now) {
+        if !self.ports[port].link.tx.idle_at(now) {
             return None;
         }
-        if self.ports[port].tx.has_pfc_pending() {
-            if let Some(pkt) = self.start_pfc(port, now) {
+        if self.ports[port].link.control_due_by(now) {
+            if let Some(pkt) = self.send_control(port, now) {
                 return Some(pkt);
             }
         }
-        let paused = self.ports[port].tx.pause.paused_mask(now);
+        let paused = self.ports[port].link.paused_mask(now);
         let (mut ready, mut lens) = (0u8, [0u32; PRIORITIES]);
         let mut held = self.ports[port].held;
         while held != 0 {
@@ -82,7 +89,10 @@ impl Switch {
                 .frames
                 .front(&self.ports[port].queues[q])
                 .expect("held");
-            if self.ready_time(head.meta) <= now && !self.queue_paused(port, q, paused) {
+            if self.ready_time(head.meta) <= now
+                && !self.queue_paused(port, q, paused)
+                && self.ports[port].link.may_send(q as u8, head.len)
+            {
                 ready |= 1 << q;
                 lens[q] = head.len;
             }
@@ -115,16 +125,24 @@ impl Switch {
         }
         // Never dated back into a pause of the queue's priorities, nor before it was ready.
         let start = self.ports[port]
-            .tx
+            .link
             .earliest_start(now, self.queue_pfc[q])
             .max(self.ready_time(&pkt.meta))
             .min(now);
+        if !self.ports[port].link.start_data(start, &mut pkt, q as u8) {
+            // LLR cannot retry now and its action is `discard`.
+            self.ledger.dropped_from_queue += 1;
+            self.drop_queued(port, DropReason::LlrTxDiscard, pkt);
+            return self.poll_transmit(port, now);
+        }
         let p = &mut self.ports[port];
         let qc = &mut p.queue_counters[q];
         qc.tx_packets += 1;
         qc.tx_bytes += pkt.len as u64;
+        if let crate::packet::Trim::From(trimmed_on) = pkt.meta.trim {
+            p.queue_counters[trimmed_on as usize].trim.tx_trim_packets += 1;
+        }
         p.waiting_since[q] = start;
-        p.tx.start(start, pkt.len);
         self.ledger.sent += 1;
         if let Forwarder::L3 { groups, .. } = &mut self.fwd {
             if groups.meters_port(port) {
@@ -134,17 +152,17 @@ impl Switch {
         Some(pkt)
     }
 
-    /// Start `port`'s pending PFC frame at `now` (logged when logging).
-    fn start_pfc(&mut self, port: usize, now: Time) -> Option<Packet> {
+    /// Start `port`'s pending control frame at `now` (logged when logging).
+    fn send_control(&mut self, port: usize, now: Time) -> Option<Packet> {
         let buf = crate::buffers::take(crate::wire::pfc::PFC_FRAME_HELD);
-        let (mut pkt, req) = self.ports[port].tx.start_pfc(now, buf)?;
-        if let Some(log) = &mut self.pfc_log {
+        let Sent { mut pkt, request } = self.ports[port].link.poll_control(now, buf)?;
+        if let (Some(log), Some(request)) = (&mut self.pfc_log, request) {
             log.push(PfcEvent::Sent {
                 at: now,
                 port: port as u16,
-                enable: req.enable,
-                quanta: req.quanta,
-                pause: self.cfg.qos.flow_control == FlowControl::Pause,
+                enable: request.enable,
+                quanta: request.quanta,
+                pause: self.cfg.flow_control_of(port) == FlowControl::Pause,
             });
         }
         pkt.meta.rx_time = now;
@@ -157,29 +175,45 @@ impl Switch {
         meta.rx_time + self.cfg.pipeline_latency
     }
 
+    /// Has port `port` nothing queued and its link layer nothing outstanding (what it
+    /// may still send is link upkeep: periodic credit updates)?
+    pub fn settled(&self, port: usize) -> bool {
+        let p = &self.ports[port];
+        p.held == 0 && p.link.settled()
+    }
+
     /// Earliest time `poll_transmit(port, t)` could return a frame, given the state now
     /// (a time before the latest `now` seen means "at once").
     pub fn next_transmit(&self, port: usize) -> Option<Time> {
         self.ports[port]
+            .link
             .tx
             .next_start(|| self.compute_next_transmit(port))
     }
 
+    // Kept out of line: `next_transmit` is called far more often than it computes, and
+    // its cached path should not pay this function's register saves.
+    #[inline(never)]
     fn compute_next_transmit(&self, port: usize) -> Option<Time> {
         let p = &self.ports[port];
-        let free = p.tx.free_from(self.now)?;
-        if p.tx.has_pfc_pending() {
-            return Some(free);
+        let free = p.link.tx.free_from(self.now)?;
+        let mut best = p.link.control_due().map(|t| t.max(free));
+        if best == Some(free) {
+            return best;
         }
-        let mut best: Option<Time> = None;
         let mut held = p.held;
         while held != 0 {
             let q = held.trailing_zeros() as usize;
             held &= held - 1;
             let head = self.frames.front(&p.queues[q]).expect("held");
+            // Without credits for its head a queue waits for a CF_Update, not a time.
+            if !p.link.may_send(q as u8, head.len) {
+                continue;
+            }
             let ready = self.ready_time(head.meta);
-            let start =
-                p.tx.first_start(free, self.pausing_priorities(port, q), |t| {
+            let start = p
+                .link
+                .first_start(free, self.pausing_priorities(port, q), |t| {
                     Some(t.max(ready))
                 });
             best = match (best, start) {
@@ -201,11 +235,11 @@ impl Switch {
                 let p = &mut self.ports[port];
                 let pause_frames = (0..PRIORITIES)
                     .filter(|pr| prios & (1 << pr) != 0)
-                    .map(|pr| p.tx.counters.pfc.rx_xoff[pr])
+                    .map(|pr| p.link.counters().pfc.rx_xoff[pr])
                     .sum();
                 let paused_time = (0..PRIORITIES)
                     .filter(|pr| prios & (1 << pr) != 0)
-                    .map(|pr| p.tx.paused_time(pr, now))
+                    .map(|pr| p.link.paused_time(pr, now))
                     .max()
                     .unwrap_or(Time::ZERO);
                 let obs = Observation {

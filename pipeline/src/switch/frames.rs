@@ -136,6 +136,7 @@ impl FrameStore {
             data: std::mem::take(&mut slot.data),
             len: slot.len,
             meta: slot.meta,
+            hop: crate::packet::Hop::PLAIN,
         };
         q.head = slot.next;
         slot.next = free;

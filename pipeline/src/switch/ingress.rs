@@ -4,12 +4,13 @@
 //! received load the port's pause timers.
 
 use super::{Forwarder, PfcEvent, Port, Switch};
-use crate::config::{v4_key, FlowControl, RouteTarget};
+use crate::config::{v4_key, RouteTarget};
 use crate::drop_reason::DropReason;
 use crate::forward::L2Decision;
 use crate::groups::MemberState;
-use crate::packet::{IpAt, Packet};
-use crate::parser::{self, MacControl, Parsed, L3};
+use crate::link::{ControlFrame, Heard};
+use crate::packet::{IpAt, Packet, Trim};
+use crate::parser::{self, Parsed, L3};
 use crate::wire::edit;
 use lossless_buffer_model::mmu::{Mmu, Refusal};
 use lossless_buffer_model::watchdog::WatchdogAction;
@@ -21,11 +22,22 @@ impl Switch {
     pub fn receive(&mut self, port: usize, mut pkt: Packet, now: Time) {
         self.advance(now);
         self.ledger.received += 1;
-        let p = &mut self.ports[port].tx;
-        p.counters.rx_packets += 1;
-        p.counters.rx_bytes += pkt.len as u64;
+        let p = &mut self.ports[port].link.tx;
+        // A control ordered set is line time, not a frame: its protocol counts it.
+        if !pkt.meta.class.is_ordered_set() {
+            p.counters.rx_packets += 1;
+            p.counters.rx_bytes += pkt.len as u64;
+        }
         if !p.link_up {
             return self.drop_received(DropReason::PortDown, pkt);
+        }
+        if let Err(r) = self.ports[port].link.arrive(&pkt, now) {
+            self.touch(port);
+            return self.drop_received(r, pkt);
+        }
+        if self.ports[port].link.llr().is_some() {
+            // An ACK may be due later.
+            self.touch(port);
         }
         let len = pkt.len;
         if pkt.data.len() as u64 + 4 > len as u64 {
@@ -48,8 +60,8 @@ impl Switch {
         if let Err(r) = checked {
             return self.drop_received(r, pkt);
         }
-        if let Some(mc) = parsed.mac_control {
-            return self.receive_mac_control(port, mc, pkt, now);
+        if let Some(frame) = parsed.control {
+            return self.receive_control(port, frame, pkt, now);
         }
         self.classify(port, &parsed, &mut pkt, now);
         if acl && !self.apply_acl(port, &parsed, &mut pkt) {
@@ -136,6 +148,7 @@ impl Switch {
         m.rx_time = now;
         m.ip = ip;
         m.ecn = ecn;
+        m.trim = Trim::Eligible;
     }
 
     /// The ACL stage for a classified frame: count it, re-class it or rewrite its DSCP.
@@ -144,6 +157,9 @@ impl Switch {
         let v = self.acl.apply(port, h, pkt.meta.tc, pkt.len);
         if v.drop {
             return false;
+        }
+        if v.no_trim {
+            pkt.meta.trim = Trim::Disabled;
         }
         if let Some(tc) = v.set_tc {
             let q = &self.cfg.qos;
@@ -164,7 +180,7 @@ impl Switch {
 
     pub(super) fn flood(&mut self, in_port: usize, pkt: Packet) {
         let targets: u64 = (0..self.ports.len())
-            .filter(|&o| o != in_port && self.ports[o].tx.link_up)
+            .filter(|&o| o != in_port && self.ports[o].link.tx.link_up)
             .fold(0, |m, o| m | 1 << o);
         if targets == 0 {
             return self.drop_received(DropReason::SamePort, pkt);
@@ -179,6 +195,7 @@ impl Switch {
                     data,
                     len: pkt.len,
                     meta: pkt.meta,
+                    hop: crate::packet::Hop::PLAIN,
                 };
                 self.enqueue(o, copy);
             }
@@ -195,7 +212,7 @@ impl Switch {
         );
         pkt.meta.out_port = out as u16;
         self.ledger.copies += 1;
-        if !self.ports[out].tx.link_up {
+        if !self.ports[out].link.tx.link_up {
             self.ledger.refused += 1;
             return self.drop_queued(out, DropReason::PortDown, pkt);
         }
@@ -207,20 +224,38 @@ impl Switch {
         let admitted = match self.mmu.admit(in_port, pg, out, q, pkt.len as u64) {
             Ok(a) => a,
             Err(r) => {
-                if self.mmu.pg(in_port, pg).lossless {
+                // A lossless PG (PFC) or a credited channel (CBFC) must never drop.
+                let credited = self.cbfc_ports & (1 << in_port) != 0
+                    && self.cfg.ports[in_port].cbfc.is_credited(pkt.meta.tc);
+                if self.mmu.pg(in_port, pg).lossless || credited {
                     self.lossless_drops += 1;
                 }
+                // A queue that trims sends a cut copy of what it refuses.
+                let copy = (r != Refusal::HeadroomFull && self.trims(out, q, &pkt))
+                    .then(|| self.trimmed_copy(out, q, &pkt));
                 // Ingress refusals are the PG's drops (the MMU counts them there); only an
                 // egress refusal is the queue's.
                 self.ledger.refused += 1;
-                return match r {
+                match r {
                     Refusal::IngressLimit => self.drop_frame(DropReason::IngressLimit, pkt),
                     Refusal::HeadroomFull => self.drop_frame(DropReason::HeadroomFull, pkt),
                     Refusal::EgressLimit => self.drop_queued(out, DropReason::EgressLimit, pkt),
-                };
+                }
+                if let Some(c) = copy {
+                    self.ports[out].queue_counters[q].trim.trim_packets += 1;
+                    self.ledger.copies += 1;
+                    self.enqueue(out, c);
+                    // `enqueue` counted the copy once more: it is one copy.
+                    self.ledger.copies -= 1;
+                }
+                return;
             }
         };
-        pkt.meta.cells = admitted.cells;
+        pkt.meta.cells = admitted.cells as u16;
+        if self.cbfc_ports & (1 << in_port) != 0 {
+            // Stored: the credits of a frame on a credited channel are held until it leaves.
+            self.ports[in_port].link.stored(pkt.meta.tc, pkt.len);
+        }
         if admitted.xoff {
             self.send_xoff(in_port, pg as u8, admitted.cells as u64);
         }
@@ -307,55 +342,39 @@ impl Switch {
                     limit_bytes,
                 }
             });
-            self.ports[port].tx.send_xoff(mask);
+            self.ports[port].link.send_xoff(mask);
             self.touch(port);
         }
     }
 
-    pub(super) fn receive_mac_control(
+    /// A control frame arrived on `port`: the port's link layer takes it (consumed) or
+    /// refuses it (dropped, counted by reason).
+    pub(super) fn receive_control(
         &mut self,
         port: usize,
-        mc: MacControl,
+        frame: ControlFrame,
         pkt: Packet,
         now: Time,
     ) {
         self.touch(port);
-        let pause_mode = self.cfg.qos.flow_control == FlowControl::Pause;
-        match mc {
-            MacControl::Pause { quanta } if pause_mode => {
+        match self.ports[port].link.receive_control(now, frame) {
+            Err(reason) => self.drop_received(reason, pkt),
+            Ok(heard) => {
                 self.ledger.consumed += 1;
                 let effect_at = now + self.cfg.qos.pfc_response;
-                self.log(|_| PfcEvent::Received {
-                    at: now,
-                    port: port as u16,
-                    enable: 0xFF,
-                    quanta: [quanta; 8],
-                    effect_at,
-                    pause: true,
-                });
-                self.ports[port].tx.receive_pause(now, quanta);
-                crate::buffers::give(pkt.data);
-            }
-            MacControl::Pause { .. } => self.drop_received(DropReason::Pause8023xIgnored, pkt),
-            MacControl::Pfc { .. } if pause_mode => {
-                self.drop_received(DropReason::PfcNotEnabled, pkt)
-            }
-            MacControl::Pfc { enable, quanta } => {
-                let enable = enable & self.cfg.qos.pfc_honoured();
-                if enable == 0 {
-                    return self.drop_received(DropReason::PfcNotEnabled, pkt);
-                }
-                self.ledger.consumed += 1;
-                let effect_at = now + self.cfg.qos.pfc_response;
+                let (enable, quanta, pause) = match heard {
+                    Heard::Pfc { enable, quanta } => (enable, quanta, false),
+                    Heard::Pause { quanta } => (0xFF, [quanta; 8], true),
+                    Heard::Credit | Heard::Retry => return crate::buffers::give(pkt.data),
+                };
                 self.log(|_| PfcEvent::Received {
                     at: now,
                     port: port as u16,
                     enable,
                     quanta,
                     effect_at,
-                    pause: false,
+                    pause,
                 });
-                self.ports[port].tx.receive_pfc(now, enable, &quanta);
                 crate::buffers::give(pkt.data);
             }
         }
@@ -365,10 +384,10 @@ impl Switch {
 /// What DLB sees of a member port: link, pause of the packet's PFC priorities `prios`, and
 /// bytes queued there.
 fn member_state(ports: &[Port], mmu: &Mmu, port: usize, prios: u8, now: Time) -> MemberState {
-    let tx = &ports[port].tx;
+    let link = &ports[port].link;
     MemberState {
-        link_up: tx.link_up,
-        paused: tx.pause.paused_mask(now) & prios != 0,
+        link_up: link.tx.link_up,
+        paused: link.paused_mask(now) & prios != 0,
         queued_bytes: mmu.port_queued_bytes(port),
     }
 }

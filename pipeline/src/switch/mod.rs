@@ -18,19 +18,21 @@ mod egress;
 mod frames;
 mod ingress;
 mod pfc_log;
+mod trim;
 mod waits;
 
 pub use pfc_log::PfcEvent;
 
 use crate::acl::Acl;
-use crate::config::{Forwarding, SwitchConfig};
+use crate::config::{FlowControl, Forwarding, SwitchConfig};
 use crate::counters::{Ledger, QueueCounters};
 use crate::drop_reason::{DropCounters, DropReason};
 use crate::forward::{Fdb, Lpm};
 use crate::groups::Groups;
+use crate::link::cbfc::CbfcSetup;
+use crate::link::{LinkLayer, PauseSetup, Unhonoured};
 use crate::node::Node;
 use crate::packet::Packet;
-use crate::transmitter::Transmitter;
 use deadlines::Deadlines;
 use frames::{FrameQueue, FrameStore};
 use lossless_buffer_model::mmu::Mmu;
@@ -41,13 +43,13 @@ use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
 
-/// State of one port: its transmitter (link, wire, PFC both ways, counters) and the
+/// State of one port: its link layer (link, wire, PFC both ways, counters) and the
 /// eight egress queues behind it.
 #[derive(Debug)]
 pub struct Port {
-    /// The transmitter: link and enable state, busy-until, pause timers, PFC generation,
-    /// frame and PFC counters.
-    pub tx: Transmitter,
+    /// The link layer: link and enable state, busy-until, the pauses the peer asked for,
+    /// the XOFF this port holds, frame and PFC counters.
+    pub link: LinkLayer,
     queues: [FrameQueue; PRIORITIES],
     /// The queues holding at least one frame (bit = queue): the only ones whose heads the
     /// scheduler and `next_transmit` look at.
@@ -69,11 +71,11 @@ impl Port {
     }
     /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
     pub fn busy_time(&self, t: Time) -> Time {
-        self.tx.busy_time(t)
+        self.link.tx.busy_time(t)
     }
     /// Priorities this port is holding in XOFF toward its peer.
     pub fn xoff_mask(&self) -> u8 {
-        self.tx.xoff_mask()
+        self.link.xoff_mask()
     }
 }
 
@@ -112,6 +114,8 @@ pub struct Switch {
     pfc_due: Deadlines,
     /// PFC events since the engine last took them (None: not logging).
     pfc_log: Option<Vec<PfcEvent>>,
+    /// Ports that speak CBFC (bit = port): their received frames' credits are counted.
+    cbfc_ports: u64,
 }
 
 impl Switch {
@@ -127,18 +131,40 @@ impl Switch {
             n_ports <= 64,
             "a switch has at most 64 ports, not {n_ports}"
         );
-        let ports = cfg
-            .ports
-            .iter()
-            .map(|p| Port {
-                tx: Transmitter::new(p.speed, p.mac, cfg.qos.pfc_response, quanta)
-                    .with_flow_control(cfg.qos.flow_control),
-                queues: [FrameQueue::default(); PRIORITIES],
-                held: 0,
-                sched: Scheduler::new(cfg.qos.scheduler),
-                queue_counters: Default::default(),
-                watchdog: Default::default(),
-                waiting_since: [Time::ZERO; PRIORITIES],
+        let mut cbfc_ports = 0u64;
+        let ports = (0..n_ports)
+            .map(|i| {
+                let p = &cfg.ports[i];
+                let mode = cfg.flow_control_of(i);
+                let mut link = LinkLayer::new(
+                    p.speed,
+                    p.mac,
+                    PauseSetup {
+                        mode,
+                        response: cfg.qos.pfc_response,
+                        quanta,
+                        honoured: cfg.qos.pfc_honoured(),
+                        obey: true,
+                        unhonoured: Unhonoured::Drop,
+                    },
+                );
+                if mode == FlowControl::Cbfc {
+                    // Until the peer is known its receiver is taken to be this port's twin.
+                    link.enable_cbfc(p.cbfc, &p.cbfc);
+                    cbfc_ports |= 1 << i;
+                }
+                if let Some(l) = p.llr {
+                    link.enable_llr(l);
+                }
+                Port {
+                    link,
+                    queues: [FrameQueue::default(); PRIORITIES],
+                    held: 0,
+                    sched: Scheduler::new(cfg.qos.scheduler),
+                    queue_counters: Default::default(),
+                    watchdog: Default::default(),
+                    waiting_since: [Time::ZERO; PRIORITIES],
+                }
             })
             .collect();
         let mmu = Mmu::new(
@@ -191,6 +217,7 @@ impl Switch {
             tx_due: Deadlines::new(n_ports),
             pfc_due: Deadlines::new(n_ports),
             pfc_log: None,
+            cbfc_ports,
         }
     }
 
@@ -265,13 +292,13 @@ impl Switch {
     /// time engine polls exactly and leaves this at 0.
     pub fn set_catch_up(&mut self, window: Time) {
         for p in &mut self.ports {
-            p.tx.set_catch_up(window);
+            p.link.tx.set_catch_up(window);
         }
     }
 
     /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
     fn touch(&self, port: usize) {
-        self.ports[port].tx.touch();
+        self.ports[port].link.tx.touch();
         self.dirty.set(self.dirty.get() | 1 << port);
     }
 
@@ -283,7 +310,7 @@ impl Switch {
             bits &= bits - 1;
             let tx = self.next_transmit(port);
             self.tx_due.set(port, tx);
-            self.pfc_due.set(port, self.ports[port].tx.pfc_refresh_at());
+            self.pfc_due.set(port, self.ports[port].link.poll_timeout());
         }
     }
 
@@ -294,6 +321,12 @@ impl Switch {
     }
 
     fn drop_frame(&mut self, reason: DropReason, pkt: Packet) {
+        if let crate::packet::Trim::From(q) = pkt.meta.trim {
+            // A trimmed copy dropped in its turn: counted on the queue that trimmed it.
+            self.ports[pkt.meta.out_port as usize].queue_counters[q as usize]
+                .trim
+                .dropped_trim_packets += 1;
+        }
         self.drops.count(reason);
         crate::buffers::give(pkt.data);
     }
@@ -360,7 +393,7 @@ impl Switch {
         self.refresh_deadlines();
         let mut from = 0;
         while let Some(i) = self.pfc_due.first_due(from, now) {
-            if self.ports[i].tx.refresh_pfc(now) {
+            if self.ports[i].link.handle_timeout(now) {
                 self.touch(i);
             }
             from = i + 1;
@@ -377,14 +410,14 @@ impl Switch {
     pub fn set_tx_enabled(&mut self, port: usize, enabled: bool, now: Time) {
         self.advance(now);
         self.touch(port);
-        self.ports[port].tx.set_enabled(enabled);
+        self.ports[port].link.tx.set_enabled(enabled);
     }
 
     /// Bring `port`'s link up or down. Down drops its queued frames and forgets pauses.
     pub fn set_link(&mut self, port: usize, up: bool, now: Time) {
         self.advance(now);
         self.touch(port);
-        self.ports[port].tx.set_link(up, now);
+        self.ports[port].link.set_link(up, now);
         if let Forwarder::L3 { groups, .. } = &mut self.fwd {
             groups.set_link(port, up);
         }
@@ -399,9 +432,19 @@ impl Switch {
         }
     }
 
+    /// Port `port`'s peer receiver has the credits `peer` gives (CBFC's link init, as
+    /// LLDP or an operator would tell it); no-op on a port without CBFC.
+    pub fn set_peer_credits(&mut self, port: usize, peer: &CbfcSetup) {
+        if self.cbfc_ports & (1 << port) != 0 {
+            let own = self.cfg.ports[port].cbfc;
+            self.ports[port].link.enable_cbfc(own, peer);
+            self.touch(port);
+        }
+    }
+
     /// Time `port` has spent paused on priority `prio` up to `now` (pfcstat pause duration).
     pub fn paused_time(&self, port: usize, prio: usize, now: Time) -> Time {
-        self.ports[port].tx.paused_time(prio, now)
+        self.ports[port].link.paused_time(prio, now)
     }
 }
 

@@ -21,7 +21,7 @@ impl Switch {
         if p.queues[q].is_empty() {
             return None;
         }
-        let paused = p.tx.pause.paused_mask(now);
+        let paused = p.link.paused_mask(now);
         if !self.queue_paused(port, q, paused) {
             return None;
         }

@@ -109,20 +109,8 @@ impl PauseFields<'_> {
     }
 }
 
-/// Is `frame` (from the destination MAC on) an untagged MAC Control frame with the PFC
-/// opcode? A quick look for counting, not a validation.
-pub fn is_pfc(frame: &[u8]) -> bool {
-    frame.len() >= field::OPCODE.end
-        && u16_at(frame, field::ETHERTYPE) == ETHERTYPE_MAC_CONTROL
-        && u16_at(frame, field::OPCODE) == OPCODE_PFC
-}
-
-/// Is `frame` an untagged MAC Control frame (PFC, PAUSE or another opcode)? A quick look.
-pub fn is_mac_control(frame: &[u8]) -> bool {
-    frame.len() >= field::ETHERTYPE.end && u16_at(frame, field::ETHERTYPE) == ETHERTYPE_MAC_CONTROL
-}
-
 /// Write a PFC frame from `source` into `out` (cleared first; 60 bytes, FCS not held).
+#[inline]
 pub fn emit_pfc(out: &mut Vec<u8>, source: [u8; 6], enable: u8, quanta: &[u16; 8]) {
     // Built on the stack and copied once: a push per field checked the capacity each time.
     let mut f = [0u8; PFC_FRAME_HELD];
@@ -150,23 +138,6 @@ pub fn emit_pause(out: &mut Vec<u8>, source: [u8; 6], quanta: u16) {
     out.extend_from_slice(&OPCODE_PAUSE.to_be_bytes());
     out.extend_from_slice(&quanta.to_be_bytes());
     out.resize(PFC_FRAME_HELD, 0);
-}
-
-/// An 802.3x PAUSE frame from `source` as a packet, built in the reused buffer `buf`.
-pub fn pause_frame(mut buf: Vec<u8>, source: [u8; 6], quanta: u16) -> crate::Packet {
-    emit_pause(&mut buf, source, quanta);
-    crate::Packet::new(buf, PFC_FRAME_LEN)
-}
-
-/// A PFC frame from `source` as a packet, built in the reused buffer `buf`.
-pub fn pfc_frame(
-    mut buf: Vec<u8>,
-    source: [u8; 6],
-    enable: u8,
-    quanta: &[u16; 8],
-) -> crate::Packet {
-    emit_pfc(&mut buf, source, enable, quanta);
-    crate::Packet::new(buf, PFC_FRAME_LEN)
 }
 
 #[cfg(test)]
@@ -208,7 +179,6 @@ mod tests {
             (f.opcode(), f.pause().unwrap().pause_time()),
             (OPCODE_PAUSE, 0xFFFF)
         );
-        assert!(!is_pfc(&out));
     }
 
     #[test]

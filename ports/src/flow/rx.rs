@@ -21,6 +21,8 @@ pub struct FlowRx {
     pub rx_bytes: u64,
     /// Frames that arrived with a lower sequence number than one already seen.
     pub reordered: u64,
+    /// Trimmed frames received (a switch cut their payload): not in `rx_packets`.
+    pub trimmed: u64,
     /// Frames marked CE on the way.
     pub ce_marked: u64,
     /// Last bit of the first frame received.
@@ -110,6 +112,7 @@ impl FlowRx {
             rx_packets: 0,
             rx_bytes: 0,
             reordered: 0,
+            trimmed: 0,
             ce_marked: 0,
             first_rx: None,
             last_rx: None,

@@ -135,7 +135,7 @@ impl FlowTx {
 
     /// Length of the next frame, or None when the flow has nothing to send (RC: until an
     /// acknowledgement, a timeout or a new message).
-    fn next_len(&self) -> Option<u32> {
+    pub fn next_len(&self) -> Option<u32> {
         if matches!(self.spec.transport, Transport::Tcp(_)) {
             // The host's TCP stack makes this flow's frames.
             return None;

@@ -1,7 +1,7 @@
 //! A host NIC at the end of a link, sans-IO like the switch, driven through the same
 //! [`Node`] interface.
 //!
-//! Transmit (through the shared [`Transmitter`]): PFC frames the NIC generates leave first,
+//! Transmit (through the shared [`LinkLayer`]): PFC frames the NIC generates leave first,
 //! then CNPs, then the host's flows, round-robin, one frame per flow in turn; a flow whose
 //! priority is paused (PFC honoured, with the NIC's response delay) is skipped. Receive:
 //! PFC frames reload per-priority pause timers; data frames are counted against the flow
@@ -18,11 +18,14 @@ use crate::tcp::TcpStack;
 use lossless_buffer_model::{Rate, Time, WireTimes};
 use lossless_pipeline::buffers;
 use lossless_pipeline::config::FlowControl;
-use lossless_pipeline::parser::{parse_into, MacControl, Parsed, L3, L4};
+use lossless_pipeline::drop_reason::DropReason;
+use lossless_pipeline::link::cbfc::CbfcSetup;
+use lossless_pipeline::link::{LinkLayer, PauseSetup, Unhonoured};
+use lossless_pipeline::parser::{parse_into, Parsed, L3, L4};
 use lossless_pipeline::wire::rocev2::{
     OPCODE_ACKNOWLEDGE, OPCODE_CNP, OPCODE_SEND_LAST, OPCODE_SEND_ONLY,
 };
-use lossless_pipeline::{Node, Packet, Transmitter};
+use lossless_pipeline::{Node, Packet};
 use std::collections::VecDeque;
 
 mod ranks;
@@ -62,8 +65,12 @@ pub enum Received {
     Ack(Vec<u8>),
     /// A PFC frame, acted on or ignored; its buffer is returned for reuse.
     Pfc(Vec<u8>),
-    /// Dropped: receive buffer full, or unparseable / other MAC control.
+    /// Dropped: receive buffer full, or unparseable / other MAC control, or discarded by
+    /// link-level retry.
     Dropped(Packet),
+    /// Corrupted on the wire: the FCS check failed (counted in `rx_bad_fcs`, and as the
+    /// wire's injected loss, not as the host's drop).
+    BadFcs(Packet),
     /// A RoCEv2 CNP for one of this NIC's queue pairs (DCQCN cut its rate, if it runs
     /// DCQCN); its buffer is returned for reuse.
     Cnp(Vec<u8>),
@@ -76,9 +83,9 @@ pub struct Host {
     pub name: String,
     /// MAC address.
     pub mac: [u8; 6],
-    /// The transmitter: link and enable state, busy-until, pause timers (PFC received),
-    /// PFC generation (the receive buffer's XOFF), frame and PFC counters.
-    pub tx: Transmitter,
+    /// The NIC's link layer: link and enable state, busy-until, the pauses the switch asked
+    /// for, the XOFF of the receive buffer, frame and PFC counters.
+    pub link: LinkLayer,
     /// Wire times of the frames it receives (at its port's line rate), for their flows'
     /// counts.
     rx_wire: WireTimes,
@@ -96,6 +103,9 @@ pub struct Host {
     placed: u64,
     /// RC packets in the receive buffer, acknowledged once placed (`rc_ack: placed`).
     placing: VecDeque<Placing>,
+    /// On a CBFC link with a receive buffer: each frame's credits until the host has
+    /// placed it (end offset in `admitted`, channel, length).
+    credited: VecDeque<(u64, u8, u32)>,
     /// Frames dropped because the receive buffer was full.
     pub rx_drops: u64,
     /// Peak receive-buffer occupancy in bytes.
@@ -145,11 +155,29 @@ impl Host {
             .filter_map(|(i, f)| Some((f.qp()?, i)))
             .collect();
         qp_flow.sort_unstable();
+        let mut link = LinkLayer::new(
+            speed,
+            mac,
+            PauseSetup {
+                mode: nic.flow_control,
+                response: nic.pfc_response,
+                quanta: nic.pause_quanta,
+                honoured: nic.pfc_enable,
+                obey: nic.pfc == PfcMode::Honor,
+                unhonoured: Unhonoured::Count,
+            },
+        );
+        if nic.flow_control == FlowControl::Cbfc {
+            // Until the switch port is known its receiver is taken to be the NIC's twin.
+            link.enable_cbfc(nic.cbfc, &nic.cbfc);
+        }
+        if let Some(l) = nic.llr {
+            link.enable_llr(l);
+        }
         Host {
             name,
             mac,
-            tx: Transmitter::new(speed, mac, nic.pfc_response, nic.pause_quanta)
-                .with_flow_control(nic.flow_control),
+            link,
             rx_wire: WireTimes::new(speed),
             nic,
             flows,
@@ -160,6 +188,7 @@ impl Host {
             admitted: 0,
             placed: 0,
             placing: VecDeque::new(),
+            credited: VecDeque::new(),
             rx_drops: 0,
             rx_watermark: 0,
             dropped: 0,
@@ -183,7 +212,7 @@ impl Host {
 
     /// Line rate of the NIC's link.
     pub fn speed(&self) -> Rate {
-        self.tx.speed()
+        self.link.tx.speed()
     }
 
     /// Count the frames of flow `id` this host receives in `rx`; an RC flow (`rc`) also
@@ -224,7 +253,7 @@ impl Host {
     /// priority — so that a wall-clock engine that wakes late sends a short burst instead of
     /// losing slots. The virtual-time engine polls exactly and leaves this at 0.
     pub fn set_catch_up(&mut self, window: Time) {
-        self.tx.set_catch_up(window);
+        self.link.tx.set_catch_up(window);
     }
 
     fn drain_to(&mut self, now: Time) {
@@ -287,32 +316,22 @@ impl Host {
     /// in place: the NIC parses every frame).
     pub fn accept(&mut self, pkt: Packet, now: Time, parsed: &mut Parsed) -> Received {
         self.now = self.now.max(now);
-        self.tx.counters.rx_packets += 1;
-        self.tx.counters.rx_bytes += pkt.len as u64;
+        self.link.tx.counters.rx_packets += 1;
+        self.link.tx.counters.rx_bytes += pkt.len as u64;
+        match self.link.arrive(&pkt, now) {
+            Ok(()) => {}
+            Err(DropReason::BadFcs) => return Received::BadFcs(pkt),
+            Err(_) => return Received::Dropped(pkt),
+        }
         if parse_into(&pkt.data, pkt.len, parsed).is_err() {
             return Received::Dropped(pkt);
         }
         let parsed = &*parsed;
-        let pause_mode = self.nic.flow_control == FlowControl::Pause;
-        match parsed.mac_control {
-            Some(MacControl::Pfc { .. }) if pause_mode => Received::Dropped(pkt),
-            Some(MacControl::Pfc { enable, quanta }) => {
-                let enable = enable & self.nic.pfc_enable;
-                match self.nic.pfc {
-                    PfcMode::Honor => self.tx.receive_pfc(now, enable, &quanta),
-                    PfcMode::Ignore => self.tx.counters.count_pfc_received(enable, &quanta),
-                }
-                Received::Pfc(pkt.data)
-            }
-            // An 802.3x PAUSE stops the whole link (every priority), on a link that speaks it.
-            Some(MacControl::Pause { quanta }) if pause_mode => {
-                match self.nic.pfc {
-                    PfcMode::Honor => self.tx.receive_pause(now, quanta),
-                    PfcMode::Ignore => self.tx.counters.rx_pause_frames += 1,
-                }
-                Received::Pfc(pkt.data)
-            }
-            Some(MacControl::Pause { .. }) => Received::Dropped(pkt),
+        match parsed.control {
+            Some(frame) => match self.link.receive_control(now, frame) {
+                Ok(_) => Received::Pfc(pkt.data),
+                Err(_) => Received::Dropped(pkt),
+            },
             None if parsed.bth.is_some_and(|b| b.opcode == OPCODE_ACKNOWLEDGE) => {
                 let b = parsed.bth.expect("checked");
                 if let (Some((syndrome, _)), Ok(i)) = (
@@ -321,7 +340,7 @@ impl Host {
                 ) {
                     let f = self.qp_flow[i].1;
                     self.flows[f].on_acknowledge(syndrome, b.psn, now);
-                    self.tx.touch();
+                    self.link.tx.touch();
                 }
                 Received::Ack(pkt.data)
             }
@@ -331,7 +350,7 @@ impl Host {
                 if let Ok(i) = self.qp_flow.binary_search_by_key(&qp, |(q, _)| *q) {
                     let f = self.qp_flow[i].1;
                     self.flows[f].on_cnp(now);
-                    self.tx.touch();
+                    self.link.tx.touch();
                 }
                 Received::Cnp(pkt.data)
             }
@@ -356,10 +375,21 @@ impl Host {
                     }
                     self.occupancy += pkt.len as u64;
                     self.admitted += pkt.len as u64;
-                    self.rx_watermark = self.rx_watermark.max(self.occupancy);
-                    if self.occupancy > rx.xoff.get() && self.tx.xoff_mask() == 0 {
-                        self.tx.send_xoff(self.nic.pfc_enable);
+                    if self.link.cbfc().is_some() {
+                        // Credits held until the host has placed the frame.
+                        let vc = pkt.meta.queue;
+                        self.link.stored(vc, pkt.len);
+                        self.credited.push_back((self.admitted, vc, pkt.len));
                     }
+                    self.rx_watermark = self.rx_watermark.max(self.occupancy);
+                    if self.occupancy > rx.xoff.get() && self.link.xoff_mask() == 0 {
+                        self.link.send_xoff(self.nic.pfc_enable);
+                    }
+                } else if self.link.cbfc().is_some() {
+                    // Consumed as it arrives: its credits are free at once.
+                    let vc = pkt.meta.queue;
+                    self.link.stored(vc, pkt.len);
+                    self.link.drained(vc, pkt.len);
                 }
                 Received::Data(pkt)
             }
@@ -381,6 +411,24 @@ impl Host {
             return;
         }
         let (_, rx, sink) = &mut self.receivers[i];
+        if parsed.cut {
+            // Trimmed on the way: headers without their payload. Not data; an RC
+            // responder answers it as a loss at once.
+            rx.trimmed += 1;
+            let reply = match (sink.as_mut(), parsed.bth) {
+                (Some(sink), Some(b)) => sink
+                    .responder
+                    .on_trimmed(b.psn)
+                    .map(|r| (r, (sink.ack_dscp, sink.ack_priority))),
+                _ => None,
+            };
+            if let Some((r, class)) = reply {
+                let qp = parsed.bth.map_or(0, |b| b.dest_qp);
+                self.queue_reply(parsed, qp, r, class, now);
+            }
+            buffers::give(pkt.data);
+            return;
+        }
         rx.record(&pkt, now, self.rx_wire.of(pkt.len as u64));
         if let (Some(sink), Some(b)) = (sink, parsed.bth) {
             let payload = pkt.len.saturating_sub(sink.overhead);
@@ -418,62 +466,93 @@ impl Host {
         }
     }
 
-    /// Earliest time a frame could start, given the state now.
-    pub fn next_transmit(&self) -> Option<Time> {
-        self.tx.next_start(|| self.compute_next_transmit())
+    /// Has the NIC no data to send and its link layer nothing outstanding (what it may
+    /// still send is link upkeep: periodic credit updates)?
+    pub fn settled(&self) -> bool {
+        self.link.settled() && self.next_data_start(self.now).is_none()
     }
 
+    /// Earliest time a frame could start, given the state now.
+    pub fn next_transmit(&self) -> Option<Time> {
+        self.link.tx.next_start(|| self.compute_next_transmit())
+    }
+
+    // Kept out of line: `next_transmit` is called far more often than it computes, and
+    // its cached path should not pay this function's register saves.
+    #[inline(never)]
     fn compute_next_transmit(&self) -> Option<Time> {
-        let free = self.tx.free_from(self.now)?;
-        if self.tx.has_pfc_pending() {
-            return Some(free);
+        let free = self.link.tx.free_from(self.now)?;
+        let link_control = self.link.control_due().map(|t| t.max(free));
+        if link_control == Some(free) {
+            return link_control;
         }
-        let control = self
-            .control
-            .iter()
-            .chain(&self.tcp_out)
-            .map(|(p, _)| self.tx.resume_at(1 << p, free))
-            .min();
-        let flows = self.flows.iter().filter_map(|f| {
-            self.tx
+        let best = self.next_data_start(free);
+        match (link_control, best) {
+            (Some(c), Some(b)) => Some(c.min(b)),
+            (c, b) => c.or(b),
+        }
+    }
+
+    /// The first time at or after `free` a data frame could start: a control frame of the
+    /// host's, a TCP segment, or a flow's next frame.
+    #[inline(always)]
+    fn next_data_start(&self, free: Time) -> Option<Time> {
+        let mut best: Option<Time> = None;
+        let mut consider = |t: Time| best = Some(best.map_or(t, |b| b.min(t)));
+        if !(self.control.is_empty() && self.tcp_out.is_empty()) {
+            for (p, pkt) in self.control.iter().chain(&self.tcp_out) {
+                if self.link.may_send(*p, pkt.len) {
+                    consider(self.link.resume_at(1 << p, free));
+                }
+            }
+        }
+        for f in &self.flows {
+            // Without credits for its next frame a flow waits for a CF_Update.
+            if !self.credits_for(f) {
+                continue;
+            }
+            if let Some(t) = self
+                .link
                 .first_start(free, 1 << f.spec.priority, |t| f.ready_at(t))
-        });
-        control.into_iter().chain(flows).min()
+            {
+                consider(t);
+            }
+        }
+        best
     }
 
     /// The frame to start at `now`, if the transmitter is free.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.now = self.now.max(now);
-        self.tx.touch();
-        if !self.tx.idle_at(now) {
+        self.link.tx.touch();
+        if !self.link.tx.idle_at(now) {
             return None;
         }
-        if self.tx.has_pfc_pending() {
+        if self.link.control_due_by(now) {
             let buf = buffers::take(lossless_pipeline::wire::pfc::PFC_FRAME_HELD);
-            if let Some((pkt, _)) = self.tx.start_pfc(now, buf) {
-                return Some(pkt);
+            if let Some(sent) = self.link.poll_control(now, buf) {
+                return Some(sent.pkt);
             }
         }
-        let paused = self.tx.pause.paused_mask(now);
+        let paused = self.link.paused_mask(now);
         // The oldest control frame whose priority may send.
-        if let Some(i) = self
-            .control
-            .iter()
-            .position(|(p, _)| paused & (1 << p) == 0)
-        {
-            let (_, pkt) = self.control.remove(i).expect("found");
-            self.tx.start(now, pkt.len);
+        if let Some(i) = first_sendable(&self.control, paused, &self.link) {
+            let (p, mut pkt) = self.control.remove(i).expect("found");
+            if !self.link.start_data(now, &mut pkt, p) {
+                self.tx_discarded(pkt);
+                return self.poll_transmit(now);
+            }
             return Some(pkt);
         }
         // Then the TCP stack's frames, oldest first.
-        if let Some(i) = self
-            .tcp_out
-            .iter()
-            .position(|(p, _)| paused & (1 << p) == 0)
-        {
-            let (_, pkt) = self.tcp_out.remove(i).expect("found");
-            self.tx.start(now, pkt.len);
+        if let Some(i) = first_sendable(&self.tcp_out, paused, &self.link) {
+            let (p, mut pkt) = self.tcp_out.remove(i).expect("found");
+            let sent = self.link.start_data(now, &mut pkt, p);
             self.refill_tcp(now);
+            if !sent {
+                self.tx_discarded(pkt);
+                return self.poll_transmit(now);
+            }
             return Some(pkt);
         }
         // Round robin from the flow after the last one served (`rr` < n; no division).
@@ -484,12 +563,21 @@ impl Host {
                 i = 0;
             }
             let f = &self.flows[i];
-            if paused & (1 << f.spec.priority) == 0 && f.ready_at(now) == Some(now) {
+            if paused & (1 << f.spec.priority) == 0
+                && f.ready_at(now) == Some(now)
+                && self.credits_for(f)
+            {
                 let start = self.start_time(now, i);
                 let buf = buffers::take(self.flows[i].header_len());
-                let pkt = self.flows[i].take(start, buf);
+                let mut pkt = self.flows[i].take(start, buf);
                 self.rr = if i + 1 == n { 0 } else { i + 1 };
-                self.tx.start(start, pkt.len);
+                if !self
+                    .link
+                    .start_data(start, &mut pkt, self.flows[i].spec.priority)
+                {
+                    self.tx_discarded(pkt);
+                    return self.poll_transmit(now);
+                }
                 return Some(pkt);
             }
             i += 1;
@@ -497,12 +585,48 @@ impl Host {
         None
     }
 
+    /// A frame LLR dropped instead of sending (initialising or flushed, action
+    /// `discard`): lost as a wire loss would lose it.
+    fn tx_discarded(&mut self, pkt: Packet) {
+        buffers::give(pkt.data);
+    }
+
+    /// Has the link credits for flow `f`'s next frame (always, without CBFC)?
+    #[inline]
+    fn credits_for(&self, f: &FlowTx) -> bool {
+        !self.link.gates_data()
+            || f.next_len()
+                .is_some_and(|l| self.link.may_send(f.spec.priority, l))
+    }
+
+    /// When the first frame's credits waiting in the receive buffer are freed (its bytes
+    /// placed): None when none wait or the host does not read.
+    fn next_credit_free(&self) -> Option<Time> {
+        let (end, ..) = *self.credited.front()?;
+        let rx = self.nic.rx_buffer?;
+        if rx.drain.bps() == 0 {
+            return None;
+        }
+        let left = end.saturating_sub(self.placed);
+        Some(self.occupancy_at + rx.drain.time_for_bytes_ceil(left))
+    }
+
+    /// Free the credits of the frames whose bytes the host has placed by now.
+    fn free_placed_credits(&mut self) {
+        while let Some(&(end, vc, len)) = self.credited.front().filter(|c| c.0 <= self.placed) {
+            self.credited.pop_front();
+            self.link.drained(vc, len);
+            let _ = end;
+        }
+    }
+
     /// When flow `i`'s frame polled at `now` starts: `now`, or with a catch-up window the
     /// earliest time in it that the transmitter, the flow's pattern and its priority's
     /// pauses allow.
+    #[inline]
     fn start_time(&self, now: Time, i: usize) -> Time {
         let f = &self.flows[i];
-        let lo = self.tx.earliest_start(now, 1 << f.spec.priority);
+        let lo = self.link.earliest_start(now, 1 << f.spec.priority);
         if lo == now {
             return now;
         }
@@ -511,12 +635,12 @@ impl Host {
 
     /// Next internal deadline: XON of the receive buffer, PFC refresh, the next frame.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut best = self.tx.pfc_refresh_at();
+        let mut best = self.link.poll_timeout();
         // While XOFF is held, the drain (if any) brings the buffer under the XON level.
         let draining = self
             .nic
             .rx_buffer
-            .filter(|rx| rx.drain.bps() > 0 && self.tx.xoff_mask() != 0);
+            .filter(|rx| rx.drain.bps() > 0 && self.link.xoff_mask() != 0);
         if let Some(rx) = draining {
             let above = (self.occupancy + 1).saturating_sub(rx.xon.get());
             let t = self.occupancy_at + rx.drain.time_for_bytes_ceil(above);
@@ -526,6 +650,9 @@ impl Host {
             best = Some(best.map_or(t, |b| b.min(t)));
         }
         if let Some(t) = self.next_placed() {
+            best = Some(best.map_or(t, |b| b.min(t)));
+        }
+        if let Some(t) = self.next_credit_free() {
             best = Some(best.map_or(t, |b| b.min(t)));
         }
         // RC local ACK timers, ranks that have yet to start, the TCP stack's timers.
@@ -544,11 +671,11 @@ impl Host {
     /// timeouts.
     pub fn handle_timeout(&mut self, now: Time) {
         self.now = self.now.max(now);
-        self.tx.refresh_pfc(now);
+        self.link.handle_timeout(now);
         for f in &mut self.flows {
             if f.rc_deadline().is_some_and(|t| t <= now) {
                 f.on_timer(now);
-                self.tx.touch();
+                self.link.tx.touch();
             }
         }
         let rank_due = self
@@ -564,12 +691,15 @@ impl Host {
         }
         if let Some(rx) = self.nic.rx_buffer {
             self.drain_to(now);
-            if self.tx.xoff_mask() != 0 && self.occupancy < rx.xon.get() {
-                self.tx.send_xon(self.nic.pfc_enable);
+            if self.link.xoff_mask() != 0 && self.occupancy < rx.xon.get() {
+                self.link.send_xon(self.nic.pfc_enable);
+            }
+            if self.credited.front().is_some_and(|c| c.0 <= self.placed) {
+                self.free_placed_credits();
             }
             if self.placing.front().is_some_and(|p| p.end <= self.placed) {
                 self.place(now);
-                self.tx.touch();
+                self.link.tx.touch();
                 self.progress_ranks(now);
             }
         }
@@ -584,27 +714,35 @@ impl Host {
         if let Some(rx) = &mut self.nic.rx_buffer {
             rx.drain = rate;
         }
-        self.tx.touch();
+        self.link.tx.touch();
+    }
+
+    /// The switch port's receiver has the credits `peer` gives (CBFC's link init); no-op
+    /// on a NIC without CBFC.
+    pub fn set_peer_credits(&mut self, peer: &CbfcSetup) {
+        if self.link.cbfc().is_some() {
+            self.link.enable_cbfc(self.nic.cbfc, peer);
+        }
     }
 
     /// Bring the link up or down; down forgets the pauses the peer had asked for.
     pub fn set_link(&mut self, up: bool, now: Time) {
-        self.tx.set_link(up, now);
+        self.link.set_link(up, now);
     }
 
     /// Enable or disable the transmitter (frames wait while disabled).
     pub fn set_tx_enabled(&mut self, enabled: bool) {
-        self.tx.set_enabled(enabled);
+        self.link.tx.set_enabled(enabled);
     }
 
     /// Time priority `p` has been paused up to `now`.
     pub fn paused_time(&self, p: usize, now: Time) -> Time {
-        self.tx.paused_time(p, now)
+        self.link.paused_time(p, now)
     }
 
     /// Time the transmitter was busy before `t` (at or after the latest `poll_transmit`).
     pub fn busy_time(&self, t: Time) -> Time {
-        self.tx.busy_time(t)
+        self.link.tx.busy_time(t)
     }
 
     /// Have all flows sent everything they will send, and every rank started? (A rank
@@ -615,6 +753,18 @@ impl Host {
             && self.tcp.as_ref().is_none_or(|t| t.done())
             && self.tcp_out.is_empty()
     }
+}
+
+/// The oldest frame of `queue` whose priority is not `paused` and that the link has
+/// credits for.
+#[inline]
+fn first_sendable(queue: &VecDeque<(u8, Packet)>, paused: u8, link: &LinkLayer) -> Option<usize> {
+    if queue.is_empty() {
+        return None;
+    }
+    queue
+        .iter()
+        .position(|(p, pkt)| paused & (1 << p) == 0 && link.may_send(*p, pkt.len))
 }
 
 impl Node for Host {
@@ -637,6 +787,7 @@ impl Node for Host {
                 self.dropped += 1;
                 buffers::give(pkt.data);
             }
+            Received::BadFcs(pkt) => buffers::give(pkt.data),
         }
     }
 
@@ -659,7 +810,7 @@ impl Node for Host {
     /// besides it the receive buffer's drain, the ranks' and the TCP stack's timers. A host
     /// with none of those three whose next start is still kept answers as before.
     fn deadline_unchanged(&self) -> bool {
-        self.tx.next_start_kept()
+        self.link.tx.next_start_kept()
             && self.nic.rx_buffer.is_none()
             && self.ranks.is_empty()
             && self.tcp.is_none()

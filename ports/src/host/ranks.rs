@@ -82,7 +82,7 @@ impl Host {
             posted |= r.progress(now, &mut qps);
         }
         if posted {
-            self.tx.touch();
+            self.link.tx.touch();
         }
         posted
     }

@@ -49,7 +49,7 @@ impl Host {
         let mut pkt = Packet::new(buf, CNP_LEN);
         pkt.meta.sent_at = now;
         self.control.push_back((self.nic.cnp_priority, pkt));
-        self.tx.touch();
+        self.link.tx.touch();
     }
 
     /// Headers of a control frame this NIC sends back to a peer (CNP, ACK, NAK).
@@ -111,6 +111,6 @@ impl Host {
         let mut pkt = Packet::new(buf, ACK_LEN);
         pkt.meta.sent_at = now;
         self.control.push_back((priority, pkt));
-        self.tx.touch();
+        self.link.tx.touch();
     }
 }

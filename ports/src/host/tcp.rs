@@ -37,7 +37,7 @@ impl Host {
         }
         self.tcp_wake = stack.poll_at(now);
         self.refill_tcp(now);
-        self.tx.touch();
+        self.link.tx.touch();
     }
 
     /// Take frames from the TCP stack while the NIC's ring has room.

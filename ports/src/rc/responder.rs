@@ -41,6 +41,8 @@ pub struct ResponderStats {
     pub duplicates: u64,
     /// Packets that arrived ahead of a hole (go-back-N: dropped; selective: kept).
     pub out_of_order: u64,
+    /// Trimmed packets (their payload cut on the way), each answered as lost.
+    pub trimmed: u64,
 }
 
 /// The receiving end of an RC queue pair.
@@ -102,6 +104,27 @@ impl Responder {
             self.stats.messages += 1;
             d.messages += 1;
         }
+    }
+
+    /// A trimmed data packet with PSN `psn`: its payload was cut on the way, so it is
+    /// lost, and the responder says so at once instead of waiting for a gap to show. The
+    /// NAK names the first PSN still missing — never a later one, as a NAK acknowledges
+    /// everything before the PSN it carries — and goes out once per hole, as for a gap,
+    /// and again whenever the missing packet itself arrives trimmed.
+    /// A trimmed copy of a packet already delivered is a duplicate.
+    pub fn on_trimmed(&mut self, psn: u32) -> Option<Reply> {
+        let p = unwrap_psn(self.expected, psn);
+        self.stats.trimmed += 1;
+        if p < self.expected {
+            self.stats.duplicates += 1;
+            return Some(self.ack());
+        }
+        // The packet the responder waits for, trimmed (again, if it was the re-sent one):
+        // the sender must hear it. A later one is covered by a NAK already sent.
+        if self.nak_sent && p > self.expected {
+            return None;
+        }
+        Some(self.nak())
     }
 
     /// A data packet with PSN `psn` (24 bits), `payload` bytes, `last` of its message.

@@ -22,6 +22,12 @@ pub struct SwitchRaw {
     pub forwarding: Option<Val<ForwardingRaw>>,
     /// ACL tables by name (SONiC `ACL_TABLE`, each with its `ACL_RULE`s).
     pub acl: Option<Val<BTreeMap<String, Val<AclTableRaw>>>>,
+    /// UE credit-based flow control of the ports that speak it (`flow_control: cbfc`).
+    pub cbfc: Option<Val<CbfcRaw>>,
+    /// Packet trimming (SONiC `SWITCH_TRIMMING`).
+    pub trimming: Option<Val<TrimmingRaw>>,
+    /// UE link-level retry on some ports (SONiC `LLR_PORT` and `LLR_PROFILE`).
+    pub llr: Option<Val<LlrRaw>>,
     /// Ports, buffer, QoS and ACLs from a SONiC `config_db.json`.
     pub sonic: Option<Val<SonicRaw>>,
     /// The file the switch's ports, buffer and QoS were imported from (set by the loader,
@@ -217,6 +223,83 @@ pub struct PortEntry {
     pub delay: Option<Val<Scalar>>,
     /// Largest frame, FCS included.
     pub mtu: Option<Val<Scalar>>,
+    /// This port's link protocol (`pfc`, `pause`, `cbfc`, `none`) instead of
+    /// `qos.flow_control`.
+    pub flow_control: Option<Val<String>>,
+    /// This port's TC → DSCP map instead of `qos.tc_to_dscp` (trimming's `from_tc`).
+    pub tc_to_dscp: Option<Val<BTreeMap<String, Val<i64>>>>,
+}
+
+/// `trimming:` — SONiC `SWITCH_TRIMMING|GLOBAL`.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrimmingRaw {
+    /// Bytes kept of a trimmed frame, FCS included (default 128).
+    pub size: Option<Val<Scalar>>,
+    /// DSCP of trimmed frames: 0–63, or `from_tc` (the egress port's `tc_to_dscp[tc]`).
+    pub dscp: Val<Scalar>,
+    /// The traffic class `from_tc` looks up.
+    pub tc: Option<Val<i64>>,
+    /// Queue of trimmed frames: 0–7, or `dynamic` (their new DSCP's queue).
+    pub queue: Val<Scalar>,
+    /// Queues that trim on every port, where no buffer profile says so.
+    pub queues: Option<Val<Vec<Val<i64>>>>,
+}
+
+/// `llr:` — UE link-level retry on some of a switch's ports, with one profile (SONiC
+/// `LLR_PORT` and `LLR_PROFILE`).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlrRaw {
+    /// LLR on (the default) or off, the profile kept (SONiC `llr_local`/`llr_remote`).
+    pub enabled: Option<Val<bool>>,
+    /// Ports that speak LLR (default: every port).
+    pub ports: Option<Val<Vec<Val<String>>>>,
+    /// Frames the replay buffer holds (default: what line rate needs).
+    pub max_outstanding_frames: Option<Val<i64>>,
+    /// Bytes the replay buffer holds (default: what line rate needs).
+    pub max_outstanding_bytes: Option<Val<Scalar>>,
+    /// Replay the buffer when no ACK made progress for this long (0: never; default
+    /// twice the ACK round trip).
+    pub replay_timer: Option<Val<Scalar>>,
+    /// Replays without progress before a FLUSH (1–255, 255 = no limit; default 1).
+    pub max_replay_count: Option<Val<i64>>,
+    /// Bytes between two ACKs (400 B–16 KiB, default 2048 B).
+    pub ctlos_spacing: Option<Val<Scalar>>,
+    /// FLUSH when a frame waited this long in the buffer (0: never, the default).
+    pub data_age_timeout: Option<Val<Scalar>>,
+    /// FLUSH when the link was down this long (0: never, the default).
+    pub pcs_lost_timeout: Option<Val<Scalar>>,
+    /// What data frames get while the link initialises: `best_effort`, `block`, `discard`.
+    pub init_action: Option<Val<String>>,
+    /// What data frames get while the link is flushed: `best_effort`, `block`, `discard`.
+    pub flush_action: Option<Val<String>>,
+    /// Initialise again at once after a FLUSH (default true).
+    pub re_init_on_flush: Option<Val<bool>>,
+}
+
+/// `cbfc:` — UE credit-based flow control settings of a switch's CBFC ports.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbfcRaw {
+    /// Bytes one credit stands for (SAI default 128).
+    pub credit_size: Option<Val<Scalar>>,
+    /// Bytes added to a frame's length before it is costed (−16…127, default 0).
+    pub packet_overhead: Option<Val<i64>>,
+    /// Credited (lossless) virtual channels (default: `qos.pfc_enable`).
+    pub vcs: Option<Val<Vec<Val<i64>>>>,
+    /// Credits the receiver has for each credited channel (default 1024).
+    pub credits: Option<Val<i64>>,
+    /// Credits of single channels, overriding `credits`: `{3: 2048}`.
+    pub vc_credits: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// `per_vc` or `per_port` sender limits.
+    pub mode: Option<Val<String>>,
+    /// Least spacing of CF_Updates (bytes at line rate, default 6400 B).
+    pub cf_min_spacing: Option<Val<Scalar>>,
+    /// Most spacing of a channel's CF_Updates (default 256 KiB).
+    pub cf_max_spacing: Option<Val<Scalar>>,
+    /// Period of CC_Updates (default 256 µs).
+    pub cc_interval: Option<Val<Scalar>>,
 }
 
 impl<'de> Deserialize<'de> for PortsRaw {
@@ -303,6 +386,9 @@ pub struct ProfileRaw {
     pub xon: Option<Val<Scalar>>,
     /// XON offset below the limit.
     pub xon_offset: Option<Val<Scalar>>,
+    /// What a queue with this profile does with a frame the buffer refuses: `drop` or
+    /// `trim` (SONiC; lossy queues only).
+    pub packet_discard_action: Option<Val<String>>,
 }
 
 /// `qos:`.
@@ -325,6 +411,8 @@ pub struct QosRaw {
     pub pfc_enable: Option<Val<Vec<Val<i64>>>>,
     /// `on`: honour received PFC on every priority, send it only for `pfc_enable`.
     pub pfc_asym: Option<Val<String>>,
+    /// TC → DSCP map of every port (SONiC `TC_TO_DSCP_MAP`), for trimming's `from_tc`.
+    pub tc_to_dscp: Option<Val<BTreeMap<String, Val<i64>>>>,
     /// `pfc` (per priority) or `pause` (802.3x, the whole link).
     pub flow_control: Option<Val<String>>,
     /// Quanta in XOFF frames.

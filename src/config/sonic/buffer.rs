@@ -130,6 +130,7 @@ fn profiles(
                 "xoff",
                 "xon",
                 "xon_offset",
+                "packet_discard_action",
             ],
         );
         out.insert(
@@ -143,6 +144,8 @@ fn profiles(
                     xoff: f("xoff").map(scalar),
                     xon: f("xon").map(scalar),
                     xon_offset: f("xon_offset").map(scalar),
+                    packet_discard_action: f("packet_discard_action")
+                        .map(|v| val(v.value.text(), v)),
                 },
                 e,
             ),

@@ -122,6 +122,10 @@ tables! {
     pfc_wd => "PFC_WD",
     acl_table => "ACL_TABLE",
     acl_rule => "ACL_RULE",
+    tc_to_dscp_map => "TC_TO_DSCP_MAP",
+    switch_trimming => "SWITCH_TRIMMING",
+    llr_port => "LLR_PORT",
+    llr_profile => "LLR_PROFILE",
 }
 
 /// A parsed file: the modelled tables, and every table's name with its line.

@@ -12,6 +12,7 @@
 //! use is listed once, in one warning.
 
 pub mod acl;
+pub mod beyond_pfc;
 pub mod buffer;
 pub mod db;
 pub mod hwsku;
@@ -205,6 +206,9 @@ pub fn import(file: &str, text: &str, opts: &Options) -> Result<Imported, Diag> 
         qos: Some(qos),
         forwarding: None,
         acl,
+        cbfc: None,
+        trimming: beyond_pfc::trimming(&cx)?,
+        llr: beyond_pfc::llr(&cx)?,
         sonic: None,
         imported_from: Some(file.to_string()),
     };
@@ -378,6 +382,8 @@ fn ports(cx: &Ctx, opts: &Options) -> Result<Vec<Val<PortEntry>>, Diag> {
                 cable,
                 delay: None,
                 mtu: Some(mtu),
+                flow_control: None,
+                tc_to_dscp: None,
             },
             e,
         ));
@@ -490,6 +496,13 @@ pub fn expand(
         sw.buffer = i.buffer;
         sw.qos = i.qos;
         sw.acl = i.acl;
+        // The file's own `trimming:` and `llr:` win over the config_db's.
+        if sw.trimming.is_none() {
+            sw.trimming = i.trimming;
+        }
+        if sw.llr.is_none() {
+            sw.llr = i.llr;
+        }
         sw.imported_from = i.imported_from;
     }
     Ok(warnings)

@@ -25,6 +25,7 @@ const MAPS: &[(&str, &str)] = &[
     ("tc_to_pg_map", "TC_TO_PRIORITY_GROUP_MAP"),
     ("tc_to_queue_map", "TC_TO_QUEUE_MAP"),
     ("pfc_to_queue_map", "MAP_PFC_PRIORITY_TO_QUEUE"),
+    ("tc_to_dscp_map", "TC_TO_DSCP_MAP"),
 ];
 
 /// The QoS of the kept ports.
@@ -92,6 +93,7 @@ pub fn resolve(cx: &Ctx) -> Result<Val<QosRaw>> {
     let dot1p_to_tc = map("dot1p_to_tc_map", db.dot1p_to_tc_map.as_ref(), 8)?;
     let tc_to_pg = map("tc_to_pg_map", db.tc_to_priority_group_map.as_ref(), 8)?;
     let tc_to_queue = map("tc_to_queue_map", db.tc_to_queue_map.as_ref(), 8)?;
+    let tc_to_dscp = map("tc_to_dscp_map", db.tc_to_dscp_map.as_ref(), 8)?;
     if let Some(pfcq) = map("pfc_to_queue_map", db.map_pfc_priority_to_queue.as_ref(), 8)? {
         let same = tc_to_queue.as_ref().is_some_and(|t| {
             pfcq.value
@@ -144,6 +146,7 @@ pub fn resolve(cx: &Ctx) -> Result<Val<QosRaw>> {
             tc_to_pg: tc_to_pg.or_else(|| Some(bare(zero_map()))),
             tc_to_queue: tc_to_queue.or_else(|| Some(bare(zero_map()))),
             tc_to_dot1p: None,
+            tc_to_dscp,
             pfc_enable: Some(pfc_enable.unwrap_or_else(|| bare(Vec::new()))),
             pfc_asym,
             flow_control: None,
@@ -174,6 +177,7 @@ fn check_refs(cx: &Ctx, port: &str, e: &Spanned<Entry>) -> Result<()> {
             "dot1p_to_tc_map" => db.dot1p_to_tc_map.as_ref(),
             "tc_to_pg_map" => db.tc_to_priority_group_map.as_ref(),
             "tc_to_queue_map" => db.tc_to_queue_map.as_ref(),
+            "tc_to_dscp_map" => db.tc_to_dscp_map.as_ref(),
             _ => db.map_pfc_priority_to_queue.as_ref(),
         };
         let name = reference(&v.value.text()).to_string();
@@ -216,17 +220,23 @@ fn map_values(
             return Err(cx.error(at(v), &key, format!("`{k}` is not a value 0–{}", width - 1)));
         };
         let x = cx.int(table, &mname, k, v)?;
-        if !(0..=7).contains(&x) {
-            return Err(cx.error(at(v), &key, format!("{x} is not a class, PG or queue 0–7")));
+        let most = if field == "tc_to_dscp_map" { 63 } else { 7 };
+        if !(0..=most).contains(&x) {
+            let what = if most == 63 {
+                "a DSCP 0–63"
+            } else {
+                "a class, PG or queue 0–7"
+            };
+            return Err(cx.error(at(v), &key, format!("{x} is not {what}")));
         }
         full[n as usize] = (x, Some(v));
     }
-    let mut counts = [0usize; 8];
+    let mut counts = [0usize; 64];
     for (x, _) in &full {
         counts[*x as usize] += 1;
     }
     // The most common value; the lowest among equals.
-    let common = (0..8).rev().max_by_key(|&x| counts[x]).unwrap_or(0) as i64;
+    let common = (0..64).rev().max_by_key(|&x| counts[x]).unwrap_or(0) as i64;
     let mut out = BTreeMap::from([("default".to_string(), val(common, m))]);
     for (n, (x, v)) in full.iter().enumerate() {
         if *x != common {

@@ -549,7 +549,7 @@ mod tests {
         assert!(e("{T: {rules: {A: {priority: 1, dscp: 64}}}}").contains("s.acl.T.rules.A.dscp"));
         assert!(
             e("{T: {rules: {A: {priority: 1, packet_action: redirect}}}}")
-                .contains("forward or drop")
+                .contains("forward, drop or disable_trim")
         );
     }
 }

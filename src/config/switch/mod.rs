@@ -3,13 +3,16 @@
 
 pub mod acl;
 pub mod buffer;
+pub mod cbfc;
 pub mod default_plan;
 mod egress_limits;
 pub mod forwarding;
 pub mod headroom;
+pub mod llr;
 pub mod ports;
 pub mod profiles;
 pub mod qos;
+pub mod trimming;
 
 use super::defaults;
 use super::diag::{Diag, Diags, Key};
@@ -73,10 +76,15 @@ pub fn resolve(
         &key,
         sw.qos.as_ref().map_or(&QosRaw::default(), |q| &q.value),
     )?;
-    let plan = match &sw.buffer {
+    let mut plan = match &sw.buffer {
         Some(b) => buffer::resolve(d, &key, b, &ports, &qos)?,
         None => default_plan::plan(&ports, &qos),
     };
+    cbfc::resolve(d, &key, sw, &mut ports, &attach, &qos, pipeline_latency)?;
+    cbfc::reserve_all(&mut plan, &ports, &qos);
+    llr::resolve(d, &key, sw, &mut ports, &attach)?;
+    let trim = trimming::resolve(d, &key, sw, &mut ports, &qos, &plan)?;
+    trimming::check_lossless(d, &key, sw, &ports, &qos, &plan)?;
     headroom::check(d, &key, &ports, &attach, &plan);
     egress_limits::check(d, &key, &ports, &qos, &plan);
     let (forwarding, pending_macs) = match &sw.forwarding {
@@ -102,6 +110,7 @@ pub fn resolve(
             mmu: plan.behaviour,
             slices: plan.slices.clone(),
             acl,
+            trimming: trim,
         },
         attach,
         pg_profile_names: plan.pg_names,

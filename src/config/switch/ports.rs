@@ -26,6 +26,7 @@ struct Draft<'a> {
     cable: &'a Option<Val<Scalar>>,
     delay: &'a Option<Val<Scalar>>,
     mtu: &'a Option<Val<Scalar>>,
+    flow_control: Option<&'a Val<String>>,
 }
 
 /// Spell out `p` as one draft per port.
@@ -53,6 +54,7 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
                 cable: &u.cable,
                 delay: &u.delay,
                 mtu: &u.mtu,
+                flow_control: None,
             })
             .collect(),
         PortsRaw::List(list) => list
@@ -68,6 +70,7 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
                 cable: &e.value.cable,
                 delay: &e.value.delay,
                 mtu: &e.value.mtu,
+                flow_control: e.value.flow_control.as_ref(),
             })
             .collect(),
     })
@@ -113,6 +116,10 @@ pub fn resolve(
                 format!("base MAC + port {i} runs past ff:ff:ff:ff:ff:ff"),
             );
         };
+        let flow_control = match dr.flow_control {
+            Some(v) => Some(d.word(v, &dr.key.at("flow_control"))?),
+            None => None,
+        };
         ports.push(PortConfig {
             name,
             speed,
@@ -120,6 +127,8 @@ pub fn resolve(
             delay,
             mtu,
             mac: mac.0,
+            flow_control,
+            ..PortConfig::default()
         });
         let dev = device(d, &dr)?;
         if let Some(a) = dev

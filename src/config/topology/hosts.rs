@@ -9,7 +9,8 @@ use crate::config::scenario::HostSpec;
 use crate::config::schema::{DcqcnRaw, HostRaw, NicRaw, Val};
 use crate::config::values::line;
 use lossless_buffer_model::{Bytes, Rate, Time};
-use lossless_pipeline::config::QosConfig;
+use lossless_pipeline::config::{FlowControl, QosConfig, SwitchConfig};
+use lossless_pipeline::link::cbfc::{MAX_CREDITS, VCS};
 use lossless_ports::dcqcn::DcqcnParams;
 use lossless_ports::host::{NicConfig, RxBuffer};
 use lossless_ports::nic::RcAck;
@@ -51,7 +52,15 @@ pub fn resolve(
         },
     };
     let sw = &cx.switches[attach.switch].config;
-    let nic = nic(d, &k.at("nic"), h.value.nic.as_ref(), &sw.qos)?;
+    let mut nic = nic(d, &k.at("nic"), h.value.nic.as_ref(), &sw.qos)?;
+    speak_like(
+        d,
+        &k.at("nic"),
+        h.value.nic.as_ref(),
+        &mut nic,
+        sw,
+        attach.port,
+    )?;
     let frame_error_rate = d.error_rate(&h.value.frame_error_rate, &k.at("frame_error_rate"))?;
     Ok(HostSpec {
         name,
@@ -147,6 +156,49 @@ fn nic(d: &Diags, k: &Key, nic: Option<&Val<NicRaw>>, qos: &QosConfig) -> Result
         }
     }
     Ok(out)
+}
+
+/// The NIC speaks its switch port's link protocol. Under CBFC it has the port's credit
+/// settings; a bounded receive buffer is split among the credited channels, each given
+/// the credits that fit its share (a credit covers at most `credit_size` bytes, plus what
+/// a negative overhead leaves uncosted), so a sender that keeps to them never overruns it.
+fn speak_like(
+    d: &Diags,
+    k: &Key,
+    raw: Option<&Val<NicRaw>>,
+    nic: &mut NicConfig,
+    sw: &SwitchConfig,
+    port: usize,
+) -> Result<()> {
+    nic.flow_control = sw.flow_control_of(port);
+    nic.llr = sw.ports[port].llr;
+    if nic.flow_control != FlowControl::Cbfc {
+        return Ok(());
+    }
+    let mut setup = sw.ports[port].cbfc;
+    if let Some(rx) = &nic.rx_buffer {
+        let vcs = setup.credited.count_ones().max(1) as u64;
+        let per_credit = setup.credit_size as u64 + (-setup.overhead).max(0) as u64;
+        let credits = (rx.size.get() / per_credit / vcs).min(MAX_CREDITS) as u32;
+        let frame = setup.cost(sw.ports[port].mtu);
+        if (credits as u64) < frame {
+            return d.error(
+                raw.and_then(|n| n.value.rx_buffer.as_ref()).and_then(line),
+                &k.at("rx_buffer"),
+                format!(
+                    "{} split among {vcs} credited VCs gives each {credits} credits of {} B, below the {frame} one {}-byte frame (the port's MTU) costs: credits below one maximum frame never let it start",
+                    rx.size, setup.credit_size, sw.ports[port].mtu
+                ),
+            );
+        }
+        for v in 0..VCS {
+            if setup.is_credited(v as u8) {
+                setup.rx_credits[v] = credits;
+            }
+        }
+    }
+    nic.cbfc = setup;
+    Ok(())
 }
 
 /// DCQCN parameters, the paper's where not given.

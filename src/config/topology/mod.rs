@@ -15,7 +15,8 @@ use super::diag::{Diag, Diags, Key};
 use super::scenario::{LinkSpec, PortRef, RunSpec, SwitchSpec};
 use super::schema::{LinkRaw, ScenarioFile, Val};
 use super::values::line;
-use lossless_buffer_model::{Length, Time};
+use lossless_buffer_model::{Length, Named, Time};
+use lossless_pipeline::config::FlowControl;
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -179,6 +180,48 @@ fn link(cx: &mut PatchPanel, i: usize, l: &Val<LinkRaw>) -> Result<LinkSpec> {
             format!(
                 "{} runs at {} but {} at {}: both ends of a link have one speed",
                 l.value.a.value, pa.speed, l.value.b.value, pb.speed
+            ),
+        );
+    }
+    let (sa, sb) = (&cx.switches[a.switch].config, &cx.switches[b.switch].config);
+    let (fa, fb) = (sa.flow_control_of(a.port), sb.flow_control_of(b.port));
+    if (fa == FlowControl::Cbfc) != (fb == FlowControl::Cbfc) {
+        return d.error(
+            line(l),
+            &k,
+            format!(
+                "{} speaks {} but {} {}: a CBFC sender starts nothing on a credited VC until its peer gives credits, so both ends of a link speak cbfc or neither",
+                l.value.a.value,
+                fa.word(),
+                l.value.b.value,
+                fb.word()
+            ),
+        );
+    }
+    if fa == FlowControl::Cbfc {
+        let (ca, cb) = (&pa.cbfc, &pb.cbfc);
+        if (ca.credit_size, ca.overhead, ca.credited) != (cb.credit_size, cb.overhead, cb.credited)
+        {
+            return d.error(
+                line(l),
+                &k,
+                format!(
+                    "the ends' CBFC differs (credit size {} B / {} B, overhead {} / {}, credited VCs {:#x} / {:#x}): both ends cost frames alike and credit the same VCs",
+                    ca.credit_size, cb.credit_size, ca.overhead, cb.overhead, ca.credited, cb.credited
+                ),
+            );
+        }
+    }
+    if pa.llr.is_some() != pb.llr.is_some() {
+        return d.error(
+            line(l),
+            &k,
+            format!(
+                "{} {} link-level retry but {} {}: a receiver without LLR neither acknowledges frames nor asks for replays, so both ends of a link speak llr or neither",
+                l.value.a.value,
+                if pa.llr.is_some() { "speaks" } else { "does not speak" },
+                l.value.b.value,
+                if pb.llr.is_some() { "does" } else { "does not" },
             ),
         );
     }

@@ -26,6 +26,9 @@ pub struct FlowReport {
     pub rx_bytes: u64,
     /// Frames that arrived after a later one.
     pub reordered: u64,
+    /// Trimmed frames received (cut on the way; not in `rx_packets`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub trimmed_packets: u64,
     /// When its last frame arrived, ps (null: none arrived).
     pub last_rx_ps: Option<u64>,
     /// The longest wait between two received frames (whole run), ps: a stalled victim.
@@ -209,6 +212,8 @@ pub struct HostReport {
     pub rx_packets: u64,
     /// Bytes received.
     pub rx_bytes: u64,
+    /// Frames received whose FCS check failed (corrupted on the wire).
+    pub rx_bad_fcs: u64,
     /// Frames the receive buffer dropped.
     pub rx_drops: u64,
     /// Peak receive-buffer occupancy, bytes.
@@ -216,4 +221,9 @@ pub struct HostReport {
     /// CNPs the NIC sent (DCQCN notification point), when it runs DCQCN.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cnps_sent: Option<u64>,
+}
+
+/// Leave a count out of the JSON while it is zero (a feature that never ran).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

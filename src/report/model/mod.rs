@@ -11,9 +11,11 @@ use std::path::PathBuf;
 
 mod collective;
 mod endpoints;
+mod link;
 
 pub use collective::*;
 pub use endpoints::*;
+pub use link::*;
 
 /// A whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -93,7 +95,8 @@ pub struct MeasureReport {
 /// Totals over the network.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Totals {
-    /// Frames dropped anywhere.
+    /// Frames dropped anywhere (a frame the wire corrupted, dropped by its receiver's
+    /// FCS check, is in `injected_drops` instead).
     pub drops: u64,
     /// Frames of lossless PGs dropped by a switch MMU: must be 0.
     pub lossless_drops: u64,
@@ -143,6 +146,9 @@ pub struct SwitchReport {
     pub drops_by_reason: BTreeMap<String, u64>,
     /// Frames of lossless PGs dropped by the MMU.
     pub lossless_drops: u64,
+    /// Packet trimming, its ports' summed, on a switch that trims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim: Option<Counters<lossless_pipeline::counters::PortTrimCounters>>,
     /// Where every received frame went.
     pub ledger: LedgerReport,
     /// The L2 forwarding database (null in L3 mode).
@@ -235,6 +241,8 @@ pub struct PortReport {
     pub rx_packets: u64,
     /// Bytes received.
     pub rx_bytes: u64,
+    /// Frames received whose FCS check failed (corrupted on the wire).
+    pub rx_bad_fcs: u64,
     /// Frames sent (PFC included).
     pub tx_packets: u64,
     /// Bytes sent.
@@ -249,6 +257,16 @@ pub struct PortReport {
     pub pgs: Vec<PgReport>,
     /// PFC watchdog storms, per queue that had one.
     pub pfcwd: Vec<WatchdogReport>,
+    /// Credit-based flow control, on a port that speaks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cbfc: Option<CbfcReport>,
+    /// Link-level retry, on a port that speaks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llr: Option<LlrReport>,
+    /// Packet trimming, its queues' summed (`SAI_PORT_STAT_*TRIM*`), on a switch that
+    /// trims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim: Option<Counters<lossless_pipeline::counters::PortTrimCounters>>,
 }
 
 /// What the deadlock indicator watched for and found.
@@ -327,6 +345,9 @@ pub struct QueueReport {
     pub watermark_bytes: u64,
     /// Peak shared occupancy, bytes.
     pub shared_watermark_bytes: u64,
+    /// Packet trimming (`SAI_QUEUE_STAT_*TRIM*`), on a switch that trims.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<Counters<lossless_pipeline::counters::QueueTrimCounters>>,
 }
 
 /// An ingress priority group.

@@ -11,6 +11,7 @@
 
 mod collective;
 mod ledger;
+mod link;
 mod network;
 mod switch;
 mod transport;
@@ -40,6 +41,12 @@ pub enum Table {
     Queue,
     /// `watermarkstat`: PG shared and headroom watermarks, pool watermarks.
     Watermark,
+    /// Credit-based flow control: credit updates per port, credits per virtual channel.
+    Cbfc,
+    /// Link-level retry: states, NACKs, replays and FLUSHes per port, every counter.
+    Llr,
+    /// Packet trimming: frames trimmed, copies sent and dropped per port and queue.
+    Trim,
     /// The TAP engine's ledger: frames read and written per port, and where the others
     /// went.
     Ledger,

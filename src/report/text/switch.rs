@@ -22,6 +22,8 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
     utilisation(o, ports);
     queues(o, ports, false);
     pgs(o, ports, false);
+    super::link::cbfc(o, ports, false);
+    super::link::llr(o, ports, false);
     pools(o, sw);
     groups(o, sw);
     acl(o, sw);
@@ -51,7 +53,50 @@ pub(super) fn table(o: &mut String, sw: &SwitchReport, t: super::Table) {
             pgs(o, &sw.ports, true);
             pools(o, sw);
         }
+        super::Table::Cbfc => super::link::cbfc(o, &sw.ports, true),
+        super::Table::Llr => super::link::llr(o, &sw.ports, true),
+        super::Table::Trim => trimming(o, &sw.ports),
         super::Table::Ledger => {}
+    }
+}
+
+/// Packet trimming per port and queue that trims: frames trimmed, trimmed copies sent
+/// and dropped (trim = sent + dropped once the copies have left), SAI's trim counters.
+fn trimming(o: &mut String, ports: &[PortReport]) {
+    if ports.iter().all(|p| p.trim.is_none()) {
+        let _ = writeln!(o, "  the switch does not trim (no `trimming:`)");
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  Trimming (SAI_QUEUE_STAT_TRIM_PACKETS, _TX_TRIM_PACKETS, _DROPPED_TRIM_PACKETS)"
+    );
+    let _ = writeln!(
+        o,
+        "    {:<12} {:>5} {:>12} {:>12} {:>12}",
+        "Port", "Queue", "Trim", "TrimSent", "TrimDrop"
+    );
+    for p in ports {
+        let Some(t) = &p.trim else { continue };
+        for q in &p.queues {
+            if let Some(qt) = &q.trim {
+                let _ = writeln!(
+                    o,
+                    "    {:<12} {:>5} {:>12} {:>12} {:>12}",
+                    p.port,
+                    q.queue,
+                    qt.0.trim_packets,
+                    qt.0.tx_trim_packets,
+                    qt.0.dropped_trim_packets
+                );
+            }
+        }
+        let t = &t.0;
+        let _ = writeln!(
+            o,
+            "    {:<12} {:>5} {:>12} {:>12} {:>12}",
+            p.port, "all", t.trim_packets, t.tx_trim_packets, t.dropped_trim_packets
+        );
     }
 }
 
@@ -311,19 +356,27 @@ fn utilisation(o: &mut String, ports: &[PortReport]) {
 
 /// queuestat: egress queues, with the drops that happened there.
 fn queues(o: &mut String, ports: &[PortReport], all: bool) {
+    // On a switch that trims, SONiC's queuestat columns for it too.
+    let trims = ports.iter().any(|p| p.trim.is_some());
     let _ = writeln!(o, "  Egress queues (non-idle; drops at the queue)");
-    let _ = writeln!(
-        o,
+    let mut head = format!(
         "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
         "Port", "TxQ", "Tx/pkts", "Tx/bytes", "Drop/pkts", "Drop/bytes", "ECN/pkts", "Watermark"
     );
+    if trims {
+        let _ = write!(
+            head,
+            " {:>10} {:>14} {:>14}",
+            "Trim/pkts", "TrimSent/pkts", "TrimDrop/pkts"
+        );
+    }
+    let _ = writeln!(o, "{head}");
     for p in ports {
         for q in &p.queues {
             if !all && q.tx_packets + q.drop_packets + q.watermark_bytes == 0 {
                 continue;
             }
-            let _ = writeln!(
-                o,
+            let mut row = format!(
                 "    {:<12} {:>4} {:>12} {:>14} {:>10} {:>12} {:>10} {:>12}",
                 p.port,
                 format!("UC{}", q.queue),
@@ -333,6 +386,35 @@ fn queues(o: &mut String, ports: &[PortReport], all: bool) {
                 q.drop_bytes,
                 q.ecn_marked,
                 q.watermark_bytes
+            );
+            if let Some(t) = &q.trim {
+                let t = &t.0;
+                let _ = write!(
+                    row,
+                    " {:>10} {:>14} {:>14}",
+                    t.trim_packets, t.tx_trim_packets, t.dropped_trim_packets
+                );
+            }
+            let _ = writeln!(o, "{row}");
+        }
+    }
+    if trims {
+        let rows: Vec<String> = ports
+            .iter()
+            .filter_map(|p| p.trim.as_ref().map(|t| (p, &t.0)))
+            .filter(|(_, t)| all || t.trim_packets > 0)
+            .map(|(p, t)| {
+                format!(
+                    "{} trim {}, sent {}, dropped {}",
+                    p.port, t.trim_packets, t.tx_trim_packets, t.dropped_trim_packets
+                )
+            })
+            .collect();
+        if !rows.is_empty() {
+            let _ = writeln!(
+                o,
+                "  Trimmed per port (TRIM_PKTS, TRIM_TX_PKTS, TRIM_DRP_PKTS): {}",
+                rows.join("; ")
             );
         }
     }

@@ -1,0 +1,231 @@
+//! This project's own encoding of the Ultra Ethernet link-layer control messages (CBFC's
+//! CF_Update and CC_Update; LLR's ACK, NACK, INIT and INIT_ECHO) as Ethernet frames of the
+//! IEEE 802 local experimental EtherType 0x88B5, so that two `lossless tap` switches can
+//! speak them over a veth (docs/link-control.md). UE carries them as 8-byte control
+//! ordered sets in the PCS stream, which no Linux interface can send; `lossless run`
+//! gives a CF_Update and the LLR messages the 8-byte ordered set's wire time.
+//!
+//! Layout after the 14-byte Ethernet header (destination 03:4C:4C:00:00:01, a locally
+//! administered group address bridges do not learn):
+//!
+//! ```text
+//! 14  version (1)
+//! 15  type: 1 CF_UPDATE, 2 CC_UPDATE
+//! CF_UPDATE: 16 VC; 17..20 freed count (24 bits, the low 20 used)
+//! CC_UPDATE: 16..20 channels carried (u32, bit = VC); then per channel carried, in VC
+//!            order, its consumed count (24 bits, the low 20 used)
+//! 3 LLR_INIT, 4 LLR_INIT_ECHO, 5 LLR_ACK, 6 LLR_NACK: 16..19 sequence number (24 bits,
+//!            the low 20 used)
+//! ```
+//!
+//! Frames are padded to 60 bytes (64 with the FCS).
+
+use crate::link::cbfc::{CreditMessage, VCS};
+use crate::link::llr::LlrMessage;
+use crate::link::ControlFrame;
+
+/// EtherType of these messages (IEEE 802 local experimental 1).
+pub const ETHERTYPE_LINK_CONTROL: u16 = 0x88B5;
+/// Destination address of these messages.
+pub const LINK_CONTROL_DESTINATION: [u8; 6] = [0x03, 0x4C, 0x4C, 0x00, 0x00, 0x01];
+/// Version of the encoding.
+pub const VERSION: u8 = 1;
+/// Message type of a CF_Update.
+pub const TYPE_CF_UPDATE: u8 = 1;
+/// Message type of a CC_Update.
+pub const TYPE_CC_UPDATE: u8 = 2;
+/// Message type of an LLR INIT.
+pub const TYPE_LLR_INIT: u8 = 3;
+/// Message type of an LLR INIT_ECHO.
+pub const TYPE_LLR_INIT_ECHO: u8 = 4;
+/// Message type of an LLR ACK.
+pub const TYPE_LLR_ACK: u8 = 5;
+/// Message type of an LLR NACK.
+pub const TYPE_LLR_NACK: u8 = 6;
+/// Bytes held of a message frame at least (64 on the wire with the FCS).
+pub const MIN_HELD: usize = 60;
+
+/// Byte offsets of the fields, from the destination MAC on.
+pub mod field {
+    use core::ops::Range;
+    /// EtherType (0x88B5).
+    pub const ETHERTYPE: Range<usize> = 12..14;
+    /// Version.
+    pub const VERSION: usize = 14;
+    /// Message type.
+    pub const TYPE: usize = 15;
+    /// CF_Update: the channel.
+    pub const CF_VC: usize = 16;
+    /// CF_Update: the freed count.
+    pub const CF_FREED: Range<usize> = 17..20;
+    /// CC_Update: the channels carried.
+    pub const CC_CHANNELS: Range<usize> = 16..20;
+    /// CC_Update: the first consumed count.
+    pub const CC_COUNTS: usize = 20;
+    /// LLR messages: the sequence number.
+    pub const LLR_SEQ: Range<usize> = 16..19;
+}
+
+/// Why a message frame could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Malformed;
+
+fn u24(b: &[u8]) -> u32 {
+    u32::from_be_bytes([0, b[0], b[1], b[2]]) & 0xF_FFFF
+}
+
+/// Read a credit message from `frame` (from the destination MAC on).
+pub fn parse_credit(frame: &[u8]) -> Result<CreditMessage, Malformed> {
+    if frame.len() < field::CC_COUNTS || frame[field::VERSION] != VERSION {
+        return Err(Malformed);
+    }
+    match frame[field::TYPE] {
+        TYPE_CF_UPDATE => {
+            let vc = frame[field::CF_VC];
+            if vc as usize >= VCS {
+                return Err(Malformed);
+            }
+            Ok(CreditMessage::CfUpdate {
+                vc,
+                freed: u24(&frame[field::CF_FREED]),
+            })
+        }
+        TYPE_CC_UPDATE => {
+            let credited = u32::from_be_bytes(frame[field::CC_CHANNELS].try_into().expect("4"));
+            let mut consumed = [0u32; VCS];
+            let mut at = field::CC_COUNTS;
+            for (v, c) in consumed.iter_mut().enumerate() {
+                if credited & (1 << v) != 0 {
+                    let b = frame.get(at..at + 3).ok_or(Malformed)?;
+                    *c = u24(b);
+                    at += 3;
+                }
+            }
+            Ok(CreditMessage::CcUpdate { credited, consumed })
+        }
+        _ => Err(Malformed),
+    }
+}
+
+/// Read any message from `frame`: a credit message or an LLR one.
+pub fn parse(frame: &[u8]) -> Result<ControlFrame, Malformed> {
+    if frame.len() < field::CC_COUNTS || frame[field::VERSION] != VERSION {
+        return Err(Malformed);
+    }
+    let seq = || u24(&frame[field::LLR_SEQ]);
+    Ok(match frame[field::TYPE] {
+        TYPE_LLR_INIT => ControlFrame::Retry(LlrMessage::Init { seq: seq() }),
+        TYPE_LLR_INIT_ECHO => ControlFrame::Retry(LlrMessage::InitEcho { seq: seq() }),
+        TYPE_LLR_ACK => ControlFrame::Retry(LlrMessage::Ack { seq: seq() }),
+        TYPE_LLR_NACK => ControlFrame::Retry(LlrMessage::Nack { seq: seq() }),
+        _ => ControlFrame::Credit(parse_credit(frame)?),
+    })
+}
+
+/// Write the LLR message `msg` from `source` into `out` (cleared first; padded to 60
+/// bytes, FCS not held).
+pub fn emit_retry(out: &mut Vec<u8>, source: [u8; 6], msg: &LlrMessage) {
+    out.clear();
+    out.extend_from_slice(&LINK_CONTROL_DESTINATION);
+    out.extend_from_slice(&source);
+    out.extend_from_slice(&ETHERTYPE_LINK_CONTROL.to_be_bytes());
+    out.push(VERSION);
+    let (kind, seq) = match *msg {
+        LlrMessage::Init { seq } => (TYPE_LLR_INIT, seq),
+        LlrMessage::InitEcho { seq } => (TYPE_LLR_INIT_ECHO, seq),
+        LlrMessage::Ack { seq } => (TYPE_LLR_ACK, seq),
+        LlrMessage::Nack { seq } => (TYPE_LLR_NACK, seq),
+    };
+    out.push(kind);
+    out.extend_from_slice(&(seq & 0xF_FFFF).to_be_bytes()[1..]);
+    out.resize(MIN_HELD, 0);
+}
+
+/// Write `msg` from `source` into `out` (cleared first; padded to 60 bytes, FCS not held).
+pub fn emit_credit(out: &mut Vec<u8>, source: [u8; 6], msg: &CreditMessage) {
+    out.clear();
+    out.extend_from_slice(&LINK_CONTROL_DESTINATION);
+    out.extend_from_slice(&source);
+    out.extend_from_slice(&ETHERTYPE_LINK_CONTROL.to_be_bytes());
+    out.push(VERSION);
+    match *msg {
+        CreditMessage::CfUpdate { vc, freed } => {
+            out.push(TYPE_CF_UPDATE);
+            out.push(vc);
+            out.extend_from_slice(&(freed & 0xF_FFFF).to_be_bytes()[1..]);
+        }
+        CreditMessage::CcUpdate { credited, consumed } => {
+            out.push(TYPE_CC_UPDATE);
+            out.extend_from_slice(&credited.to_be_bytes());
+            for (v, c) in consumed.iter().enumerate() {
+                if credited & (1 << v) != 0 {
+                    out.extend_from_slice(&(c & 0xF_FFFF).to_be_bytes()[1..]);
+                }
+            }
+        }
+    }
+    if out.len() < MIN_HELD {
+        out.resize(MIN_HELD, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cf_update_is_byte_exact_and_reads_back() {
+        let mut out = Vec::new();
+        let m = CreditMessage::CfUpdate {
+            vc: 3,
+            freed: 0xF_1234,
+        };
+        emit_credit(&mut out, [2, 0, 0, 0, 0, 9], &m);
+        assert_eq!(out.len(), 60);
+        assert_eq!(
+            &out[12..20],
+            &[0x88, 0xB5, 1, TYPE_CF_UPDATE, 3, 0x0F, 0x12, 0x34]
+        );
+        assert_eq!(parse_credit(&out), Ok(m));
+    }
+
+    #[test]
+    fn a_cc_update_carries_each_credited_channel() {
+        let mut consumed = [0u32; VCS];
+        consumed[3] = 1;
+        consumed[4] = 0xF_FFFF;
+        consumed[31] = 77;
+        let m = CreditMessage::CcUpdate {
+            credited: (1 << 3) | (1 << 4) | (1 << 31),
+            consumed,
+        };
+        let mut out = Vec::new();
+        emit_credit(&mut out, [0; 6], &m);
+        assert_eq!(parse_credit(&out), Ok(m));
+        // Cut short inside the counts, a bad version or type: malformed.
+        assert_eq!(parse_credit(&out[..24]), Err(Malformed));
+        out[14] = 2;
+        assert_eq!(parse_credit(&out), Err(Malformed));
+        out[14] = 1;
+        out[15] = 9;
+        assert_eq!(parse_credit(&out), Err(Malformed));
+    }
+
+    #[test]
+    fn llr_messages_read_back() {
+        for m in [
+            LlrMessage::Init { seq: 0 },
+            LlrMessage::InitEcho { seq: 0xF_FFFF },
+            LlrMessage::Ack { seq: 524_287 },
+            LlrMessage::Nack { seq: 17 },
+        ] {
+            let mut out = Vec::new();
+            emit_retry(&mut out, [2, 0, 0, 0, 0, 9], &m);
+            assert_eq!(out.len(), 60);
+            assert_eq!(parse(&out), Ok(ControlFrame::Retry(m)));
+        }
+        let mut out = Vec::new();
+        emit_retry(&mut out, [0; 6], &LlrMessage::Nack { seq: 0x1_2345 });
+        assert_eq!(&out[14..19], &[1, TYPE_LLR_NACK, 0x01, 0x23, 0x45]);
+    }
+}

@@ -1,0 +1,248 @@
+//! The answers of the beyond-PFC lab guides (docs/labs/cbfc-vs-pfc.md,
+//! docs/labs/llr-lossy-link.md), each checked on
+//! the shipped lab file (edited only as the guide's questions say).
+
+mod common;
+use common::{f, flow, lossless, root, run, scenario, u};
+use serde_json::Value;
+
+/// The shipped lab with each `(from, to)` replaced once.
+fn lab(name: &str, edits: &[(&str, &str)]) -> std::path::PathBuf {
+    let mut text =
+        std::fs::read_to_string(root().join(format!("configs/labs/{name}.yaml"))).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "`{from}` not in the lab");
+        text = text.replacen(from, to, 1);
+    }
+    let file = format!(
+        "{name}-{}.yaml",
+        edits.iter().map(|e| e.1.len()).sum::<usize>()
+    );
+    scenario(&file, &text)
+}
+
+fn gbps(r: &Value, name: &str) -> f64 {
+    f(&flow(r, name)["throughput_bps"]) / 1e9
+}
+
+fn port<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["switches"][0]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["port"] == name)
+        .unwrap()
+}
+
+fn near(got: f64, want: f64, rel: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= want * rel,
+        "{what}: {got}, want {want} ± {}%",
+        rel * 100.0
+    );
+}
+
+#[test]
+fn cbfc_vs_pfc_answers() {
+    // 1. What each protocol needs on a 100 m cable.
+    let shipped = root().join("configs/labs/cbfc-vs-pfc.yaml");
+    let o = lossless(&["check", shipped.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        out.contains("line rate needs 392 credits per VC (129-byte frames, the costliest per wire byte; 240 for MTU frames): a credit is back 2.259us")
+    );
+    let pfc_file = lab(
+        "cbfc-vs-pfc",
+        &[("flow_control: cbfc", "flow_control: pfc")],
+    );
+    let o = lossless(&["check", pfc_file.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("minimum headroom for 1518-byte frames: 42.4KB"),
+        "{out}"
+    );
+    assert!(
+        out.contains("applies: the larger, 471 cells = 120.6KB"),
+        "{out}"
+    );
+
+    // 2 and 3. Rates, queue and latency under each.
+    let pfc = run(&pfc_file, "lab-pfc.json", &[]);
+    let cbfc = run(&shipped, "lab-cbfc.json", &[]);
+    for r in [&pfc, &cbfc] {
+        assert_eq!(u(&r["totals"]["drops"]), 0);
+        for name in ["b", "c"] {
+            near(gbps(r, name), 98.70 / 3.0, 0.02, name);
+        }
+        let a = gbps(r, "a");
+        assert!((32.0..33.0).contains(&a), "a: {a}");
+        near(gbps(r, "victim"), 98.70 - a, 0.01, "victim");
+    }
+    // PFC: three PGs at αS/(1 + 3α) each, α = 1/8, S = 24 MB.
+    let x = 24e6 / 8.0 / (1.0 + 3.0 / 8.0);
+    let q = |r: &Value| u(&port(r, "Ethernet0")["queues"][3]["watermark_bytes"]);
+    near(q(&pfc) as f64, 3.0 * x, 0.01, "PFC queue");
+    let lat = f(&flow(&pfc, "b")["latency_ps"]["p50"]) / 1e6;
+    near(
+        lat,
+        q(&pfc) as f64 / 1536.0 * 0.12304 + 1.746,
+        0.01,
+        "PFC latency (µs)",
+    );
+    // CBFC: at most 85 frames of six cells per ingress port.
+    let cq = q(&cbfc);
+    assert!(
+        (3 * 80 * 1536..=3 * 85 * 1536).contains(&cq),
+        "CBFC queue {cq}"
+    );
+    let lat = f(&flow(&cbfc, "b")["latency_ps"]["p50"]) / 1e6;
+    assert!((29.0..33.0).contains(&lat), "CBFC latency {lat} µs");
+    for p in ["Ethernet1", "Ethernet2", "Ethernet3"] {
+        let v = &port(&cbfc, p)["cbfc"]["vcs"][0];
+        assert_eq!(u(&v["vc"]), 3);
+        assert!(u(&v["receiver_credits_held_watermark"]) <= 1024);
+    }
+
+    // 4. 2 km cables.
+    let far = run(
+        &lab("cbfc-vs-pfc", &[("cable: 100m", "cable: 2000m")]),
+        "lab-cbfc-2km.json",
+        &[],
+    );
+    near(
+        gbps(&far, "victim"),
+        85.0 * 1518.0 * 8.0 / 21_258.7,
+        0.01,
+        "victim at 2 km",
+    );
+    let to_h0 = 85.0 * 1518.0 * 8.0 / 20_758.7;
+    for name in ["a", "b", "c"] {
+        near(gbps(&far, name), to_h0 / 3.0, 0.02, name);
+    }
+    assert_eq!(u(&far["totals"]["drops"]), 0);
+    let far_pfc = run(
+        &lab(
+            "cbfc-vs-pfc",
+            &[
+                ("cable: 100m", "cable: 2000m"),
+                ("flow_control: cbfc", "flow_control: pfc"),
+            ],
+        ),
+        "lab-pfc-2km.json",
+        &[],
+    );
+    assert_eq!(u(&far_pfc["totals"]["lossless_drops"]), 0);
+    let sum: f64 = ["a", "b", "c"].iter().map(|n| gbps(&far_pfc, n)).sum();
+    near(sum, 98.70, 0.01, "PFC at 2 km, h0's link");
+
+    // 5. A lossy link with and without CC_Updates.
+    let lossy = |cc: &str| {
+        lab(
+            "cbfc-vs-pfc",
+            &[
+                ("cc_interval: 256us", cc),
+                ("duration: 2ms", "duration: 10ms"),
+                ("measure: {from: 1ms}", "measure: {from: 8ms}"),
+                (
+                    "{name: h1, attach: tor:Ethernet1}",
+                    "{name: h1, attach: tor:Ethernet1, frame_error_rate: 0.01}",
+                ),
+            ],
+        )
+    };
+    let with_cc = run(&lossy("cc_interval: 256us"), "lab-cc.json", &[]);
+    assert_eq!(u(&with_cc["totals"]["lossless_drops"]), 0);
+    assert!(u(&with_cc["totals"]["injected_drops"]) > 500);
+    near(
+        gbps(&with_cc, "victim"),
+        66.0,
+        0.02,
+        "victim with CC_Updates",
+    );
+    assert!(gbps(&with_cc, "a") > 31.0);
+    let without = run(&lossy("cc_interval: 250ms"), "lab-no-cc.json", &[]);
+    assert_eq!(gbps(&without, "a"), 0.0);
+    assert_eq!(gbps(&without, "victim"), 0.0);
+    near(gbps(&without, "b"), 98.70 / 2.0, 0.01, "b without h1");
+    assert_eq!(u(&without["totals"]["drops"]), 0);
+}
+
+#[test]
+fn llr_lossy_link_answers() {
+    // 1. The replay buffer and timer each port gets.
+    let shipped = root().join("configs/labs/llr-lossy-link.yaml");
+    let o = lossless(&["check", shipped.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        out.contains("LLR: replay buffer 249 frames / 30.0KB, replay timer 3.324us"),
+        "{out}"
+    );
+    assert!(out.contains("a frame's copy is freed 1.662us after it leaves"));
+    // 2–4. Clean, with LLR, without.
+    let iter = |r: &Value, p: &str| u(&r["collectives"][0]["time_ps"][p]) as f64 / 1e9;
+    let lat_max = |r: &Value| {
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| u(&f["latency_ps"]["max"]))
+            .max()
+            .unwrap() as f64
+            / 1e6
+    };
+    let clean = run(
+        &lab(
+            "llr-lossy-link",
+            &[("frame_error_rate: 1e-4", "frame_error_rate: 0")],
+        ),
+        "llr-lab-clean.json",
+        &[],
+    );
+    near(iter(&clean, "p99"), 1.16014, 0.0001, "clean iteration, ms");
+    near(iter(&clean, "p50"), 1.16014, 0.0001, "clean iteration, ms");
+    near(lat_max(&clean), 1.19, 0.01, "clean latency, µs");
+    let on = run(&shipped, "llr-lab-on.json", &[]);
+    let ar = &on["collectives"][0];
+    assert_eq!(u(&ar["retransmitted_packets"]), 0);
+    assert_eq!(u(&ar["timeouts"]), 0);
+    assert_eq!(u(&on["totals"]["injected_drops"]), 242);
+    near(iter(&on, "p50"), 1.161, 0.0005, "LLR p50, ms");
+    near(iter(&on, "p99"), 1.1624, 0.0005, "LLR p99, ms");
+    near(lat_max(&on), 2.22, 0.02, "LLR latency max, µs");
+    let off = run(
+        &lab("llr-lossy-link", &[("enabled: true", "enabled: false")]),
+        "llr-lab-off.json",
+        &[],
+    );
+    let ar = &off["collectives"][0];
+    assert_eq!(u(&ar["retransmitted_packets"]), 922);
+    assert_eq!(u(&off["totals"]["injected_drops"]), 123);
+    near(iter(&off, "p50"), 1.1645, 0.0005, "no LLR p50, ms");
+    near(iter(&off, "p99"), 1.1712, 0.0005, "no LLR p99, ms");
+    near(lat_max(&off), 1.23, 0.02, "no LLR latency max, µs");
+    // 5. At 1e-5.
+    let low = |en: &str, n: &str| {
+        run(
+            &lab(
+                "llr-lossy-link",
+                &[
+                    ("frame_error_rate: 1e-4", "frame_error_rate: 1e-5"),
+                    ("enabled: true", en),
+                ],
+            ),
+            n,
+            &[],
+        )
+    };
+    let (low_on, low_off) = (
+        low("enabled: true", "llr-lab-low-on.json"),
+        low("enabled: false", "llr-lab-low-off.json"),
+    );
+    assert_eq!(u(&low_on["totals"]["injected_drops"]), 28);
+    assert_eq!(u(&low_off["totals"]["injected_drops"]), 17);
+    assert_eq!(u(&low_off["collectives"][0]["retransmitted_packets"]), 94);
+    near(iter(&low_on, "p99"), 1.1609, 0.0005, "1e-5 LLR p99");
+    near(iter(&low_off, "p99"), 1.1610, 0.0005, "1e-5 no LLR p99");
+}

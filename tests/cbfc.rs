@@ -1,0 +1,461 @@
+//! Credit-based flow control through `lossless run` and its JSON report, case by case as
+//! the SONiC scale-up test standard (draft v0.4) states them (CBFC-01…12; the ones an
+//! emulator cannot express are listed in docs/physics.md, "Credit-based flow control").
+//! Each expectation is derived first from the credit cost `ceil((len + overhead) / 128)`
+//! and the line-rate arithmetic of docs/physics.md.
+
+mod common;
+use common::{expect_config_errors, flow, run, scenario, u};
+use serde_json::Value;
+
+/// `cost(len)` with 128-byte credits and no overhead.
+fn cost(len: u64) -> u64 {
+    len.div_ceil(128)
+}
+
+/// One switch with `ports` 100G ports speaking CBFC, `extra` appended (hosts, flows…).
+fn one_switch(name: &str, ports: usize, mtu: u32, cbfc: &str, extra: &str) -> String {
+    format!(
+        "name: {name}\nseed: 1\nswitches:\n  - name: s\n    ports: {{count: {ports}, speed: 100G, cable: 2m, mtu: {mtu}}}\n    qos: {{trust: dscp, dscp_to_tc: {{default: 1, 3: 3, 4: 4}}, pfc_enable: [3, 4], flow_control: cbfc}}\n{cbfc}{extra}"
+    )
+}
+
+fn port<'a>(r: &'a Value, sw: usize, name: &str) -> &'a Value {
+    r["switches"][sw]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["port"] == name)
+        .unwrap()
+}
+
+fn vc(p: &Value, vc: u64) -> &Value {
+    p["cbfc"]["vcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["vc"] == vc)
+        .unwrap()
+}
+
+/// CBFC-01 and CBFC-02: 100 frames of each size of the standard's sweep (64…9216 ± 1)
+/// from h1 through the switch to h0. The switch's receiver (Ethernet1) consumes and frees
+/// 100 × cost(len) on VC 3; its sender (Ethernet0) consumes as much, gets all of it back
+/// from h0's CF_Updates and holds none at the end.
+#[test]
+fn cbfc_01_02_credit_counters_follow_the_cost_formula() {
+    let mut sizes = vec![65u64];
+    for s in [128u64, 256, 512, 1518, 2048, 4096] {
+        sizes.extend([s - 1, s, s + 1]);
+    }
+    sizes.push(9215);
+    sizes.push(64);
+    sizes.push(9216);
+    for len in sizes {
+        let f = scenario(
+            &format!("cbfc01-{len}.yaml"),
+            &one_switch(
+                "cbfc01",
+                2,
+                9216,
+                "",
+                &format!(
+                    "hosts:\n  - {{name: h0, attach: s:Ethernet0}}\n  - {{name: h1, attach: s:Ethernet1}}\nflows:\n  - {{name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: {len}B, packets: 100}}\n"
+                ),
+            ),
+        );
+        let r = run(&f, &format!("cbfc01-{len}.json"), &[]);
+        let want = 100 * cost(len);
+        let rx = vc(port(&r, 0, "Ethernet1"), 3);
+        assert_eq!(u(&rx["receiver_credits_consumed"]), want, "{len} B");
+        assert_eq!(u(&rx["receiver_credits_freed"]), want, "{len} B");
+        let tx = vc(port(&r, 0, "Ethernet0"), 3);
+        assert_eq!(u(&tx["sender_credits_consumed"]), want, "{len} B");
+        assert_eq!(u(&tx["sender_credits_freed"]), want, "{len} B");
+        assert_eq!(u(&tx["sender_credits_used"]), 0, "{len} B");
+        assert!(
+            u(&tx["sender_credits_used_watermark"]) >= cost(len),
+            "{len} B"
+        );
+        assert_eq!(u(&flow(&r, "a")["rx_packets"]), 100);
+        // VC 4 carried nothing.
+        assert_eq!(
+            u(&vc(port(&r, 0, "Ethernet0"), 4)["sender_credits_consumed"]),
+            0
+        );
+    }
+}
+
+/// Two switches joined by a link that corrupts 2 % of its frames: `link` is appended to
+/// the link entry, `cbfc` is both switches' `cbfc:` block.
+fn two_switches(name: &str, link: &str, cbfc: &str, flows: &str) -> String {
+    format!(
+        "name: {name}\nseed: 7\nswitches:\n  - name: s1\n    ports: {{count: 2, speed: 100G, cable: 2m, mtu: 1518}}\n    qos: {{trust: dscp, dscp_to_tc: {{default: 1, 3: 3, 4: 4}}, pfc_enable: [3, 4], flow_control: cbfc}}\n{cbfc}  - name: s2\n    ports: {{count: 2, speed: 100G, cable: 2m, mtu: 1518}}\n    qos: {{trust: dscp, dscp_to_tc: {{default: 1, 3: 3, 4: 4}}, pfc_enable: [3, 4], flow_control: cbfc}}\n{cbfc}hosts:\n  - {{name: h0, attach: s2:Ethernet0}}\n  - {{name: h1, attach: s1:Ethernet0}}\nlinks:\n  - {{a: s1:Ethernet1, b: s2:Ethernet1{link}}}\nflows:\n{flows}"
+    )
+}
+
+/// CBFC-03: frames lost on the wire take their credits with them until a CC_Update
+/// (every 20 µs here) tells the receiver what the sender consumed; after the last one the
+/// receiver's consumed and freed equal the sender's and the sender holds no credits.
+#[test]
+fn cbfc_03_credits_of_corrupted_frames_come_back_with_the_cc_update() {
+    let f = scenario(
+        "cbfc03.yaml",
+        &two_switches(
+            "cbfc03",
+            ", frame_error_rate: 0.02",
+            "    cbfc: {credits: 200, cc_interval: 20us}\n",
+            "  - {name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, packets: 5000}\n",
+        ),
+    );
+    let r = run(&f, "cbfc03.json", &[]);
+    let s = vc(port(&r, 0, "Ethernet1"), 3);
+    let d = vc(port(&r, 1, "Ethernet1"), 3);
+    let lost = u(&r["totals"]["injected_drops"]);
+    // 2 % of 5,000 frames, give or take the binomial spread (σ ≈ 10).
+    assert!((50..=160).contains(&lost), "{lost} lost");
+    assert_eq!(u(&s["sender_credits_consumed"]), 5000 * 12);
+    assert_eq!(u(&d["receiver_credits_consumed"]), 5000 * 12);
+    assert_eq!(u(&d["receiver_credits_freed"]), 5000 * 12);
+    assert_eq!(u(&s["sender_credits_freed"]), 5000 * 12);
+    assert_eq!(u(&s["sender_credits_used"]), 0);
+    assert_eq!(
+        u(&port(&r, 0, "Ethernet1")["cbfc"]["sender_credits_used"]),
+        0
+    );
+    assert!(u(&port(&r, 1, "Ethernet1")["cbfc"]["cc_update_rx"]) > 0);
+    // The wire corrupts credit updates too, so only some of the losses are data frames.
+    let data_lost = 5000 - u(&flow(&r, "a")["rx_packets"]);
+    assert!(data_lost > 40 && data_lost <= lost, "{data_lost} of {lost}");
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+}
+
+/// CBFC-04: the receiving host drains its 256 KiB buffer at 100 %, 50 % and 20 % of the
+/// line: the flow runs at the drain rate (1518-byte frames carry 98.70 Gb/s at most)
+/// and nothing is dropped anywhere.
+#[test]
+fn cbfc_04_backpressure_follows_the_drain_rate() {
+    for (drain, want) in [("100G", 98.70), ("50G", 50.0), ("20G", 20.0)] {
+        let f = scenario(
+            &format!("cbfc04-{drain}.yaml"),
+            &one_switch(
+                "cbfc04",
+                2,
+                1518,
+                "",
+                &format!("hosts:\n  - {{name: h0, attach: s:Ethernet0, nic: {{rx_buffer: 256KiB, drain: {drain}}}}}\n  - {{name: h1, attach: s:Ethernet1}}\nflows:\n  - {{name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}}\nduration: 2ms\nmeasure: {{from: 500us}}\n"),
+            ),
+        );
+        let r = run(&f, &format!("cbfc04-{drain}.json"), &[]);
+        let gbps = common::f(&flow(&r, "a")["throughput_bps"]) / 1e9;
+        assert!(
+            (gbps - want).abs() / want < 0.02,
+            "drain {drain}: {gbps} Gb/s, want {want}"
+        );
+        assert_eq!(u(&r["totals"]["drops"]), 0, "drain {drain}");
+    }
+}
+
+/// CBFC-08 (per-VC credits) and CBFC-09 (per-port): h1 sends on VC 3 to h0, which drains
+/// at 20 Gb/s, and on VC 4 to h2, which takes everything. Per VC, VC 3 runs out of credits
+/// and VC 4 takes the rest of the line (98.70 − 20). Per port, VC 3's frames stuck in the
+/// switch hold the port's credits and VC 4 is held back with it (the standard leaves that
+/// behaviour to the implementation; this one shares one limit).
+#[test]
+fn cbfc_08_09_a_backpressured_vc_leaves_the_others_alone_per_vc() {
+    let mut got = Vec::new();
+    for mode in ["per_vc", "per_port"] {
+        let f = scenario(
+            &format!("cbfc08-{mode}.yaml"),
+            &one_switch(
+                "cbfc08",
+                3,
+                1518,
+                &format!("    cbfc: {{mode: {mode}, credits: 400}}\n"),
+                "hosts:\n  - {name: h0, attach: s:Ethernet0, nic: {rx_buffer: 256KiB, drain: 20G}}\n  - {name: h1, attach: s:Ethernet1}\n  - {name: h2, attach: s:Ethernet2}\nflows:\n  - {name: slow, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}\n  - {name: fast, src: h1, dst: h2, protocol: rocev2, dscp: 4, frame: 1518B, pattern: greedy}\nduration: 2ms\nmeasure: {from: 500us}\n",
+            ),
+        );
+        let r = run(&f, &format!("cbfc08-{mode}.json"), &[]);
+        let slow = common::f(&flow(&r, "slow")["throughput_bps"]) / 1e9;
+        let fast = common::f(&flow(&r, "fast")["throughput_bps"]) / 1e9;
+        assert_eq!(u(&r["totals"]["drops"]), 0, "{mode}");
+        got.push((slow, fast));
+    }
+    let (slow, fast) = got[0];
+    assert!((slow - 20.0).abs() < 0.5, "per VC: slow {slow}");
+    assert!((fast - 78.7).abs() < 1.5, "per VC: fast {fast}");
+    let (slow, fast) = got[1];
+    assert!((slow - 20.0).abs() < 0.5, "per port: slow {slow}");
+    assert!(
+        fast < 60.0,
+        "per port: VC 4 shares VC 3's limit, got {fast}"
+    );
+}
+
+/// CBFC-10 and CBFC-11: three hosts send greedy lossless flows (VC 3) and one a greedy
+/// best-effort flow (TC 1) to h0. The credited flows lose nothing and share the line;
+/// the best-effort flow's excess is dropped at the egress queue, as without CBFC.
+#[test]
+fn cbfc_10_11_incast_is_lossless_on_credited_vcs_and_lossy_elsewhere() {
+    let f = scenario(
+        "cbfc10.yaml",
+        &one_switch(
+            "cbfc10",
+            5,
+            1518,
+            "",
+            "hosts:\n  - {name: h0, attach: s:Ethernet0}\n  - {name: h1, attach: s:Ethernet1}\n  - {name: h2, attach: s:Ethernet2}\n  - {name: h3, attach: s:Ethernet3}\n  - {name: h4, attach: s:Ethernet4}\nflows:\n  - {name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}\n  - {name: b, src: h2, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}\n  - {name: c, src: h3, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}\n  - {name: be, src: h4, dst: h0, protocol: rocev2, dscp: 0, frame: 1518B, pattern: greedy}\nduration: 2ms\n",
+        ),
+    );
+    let r = run(&f, "cbfc10.json", &[]);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+    let sw = &r["switches"][0];
+    let e0 = port(&r, 0, "Ethernet0");
+    assert_eq!(u(&e0["queues"][3]["drop_packets"]), 0);
+    // DWRR gives queues 1 and 3 half the line each: best effort sends at 100 Gb/s into
+    // 49.35 and its excess is dropped at its ingress PG's limit.
+    assert!(
+        u(&port(&r, 0, "Ethernet4")["pgs"][1]["drop_packets"]) > 0,
+        "best effort drops"
+    );
+    for name in ["a", "b", "c"] {
+        let g = common::f(&flow(&r, name)["throughput_bps"]) / 1e9;
+        assert!((g - 98.70 / 6.0).abs() < 0.3, "{name}: {g} Gb/s");
+    }
+    for p in ["Ethernet1", "Ethernet2", "Ethernet3"] {
+        let v = vc(port(&r, 0, p), 3);
+        // Flow control triggered: the switch held (almost) all the credits it gave.
+        assert!(u(&v["receiver_credits_held_watermark"]) > 1024 - 12, "{p}");
+        assert!(u(&v["receiver_credits_held_watermark"]) <= 1024, "{p}");
+        assert_eq!(u(&port(&r, 0, p)["pgs"][3]["drop_packets"]), 0, "{p}");
+    }
+    assert_eq!(u(&sw["lossless_drops"]), 0);
+}
+
+/// CBFC-12: a 500 m cable (2.5 µs each way). With the credits `lossless check` says line
+/// rate needs for MTU frames the flow runs at line rate (98.70 Gb/s within the standard's
+/// 5 %); with half of them it runs at about half, and still loses nothing.
+#[test]
+fn cbfc_12_the_derived_credits_carry_line_rate_over_500_m() {
+    let text = |credits: u64| {
+        format!(
+            "name: cbfc12\nseed: 1\nduration: 1ms\nmeasure: {{from: 100us}}\nswitches:\n  - name: s\n    ports: {{count: 2, speed: 100G, cable: 500m, mtu: 1518}}\n    qos: {{trust: dscp, pfc_enable: [3, 4], flow_control: cbfc}}\n    cbfc: {{credits: {credits}}}\nhosts:\n  - {{name: h0, attach: s:Ethernet0}}\n  - {{name: h1, attach: s:Ethernet1}}\nflows:\n  - {{name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}}\n"
+        )
+    };
+    let l = lossless::config::parse("f.yaml", "f", &text(1024)).unwrap();
+    let sw = &l.scenario.switches[0].config;
+    let p = &sw.ports[1];
+    let need = p
+        .cbfc
+        .need(p.speed, p.propagation(), p.mtu, sw.pipeline_latency)
+        .mtu_frames;
+    // Paper check of `need`: the round trip is 2 × 123.04 ns (two MTU frames) + 2 × 2.5 µs
+    // + 500 ns + 512 ns (6,400 B) + 0.64 ns = 6.2587 µs; 1518-byte frames (12 credits)
+    // start every 123.04 ns, so 51 start within it: 51 × 12 + 12 = 624 credits.
+    assert_eq!(need, 624);
+    let full = run(
+        &scenario("cbfc12-full.yaml", &text(need)),
+        "cbfc12-full.json",
+        &[],
+    );
+    let gbps = common::f(&flow(&full, "a")["throughput_bps"]) / 1e9;
+    assert!(gbps > 98.70 * 0.95, "{gbps} Gb/s with {need} credits");
+    let half = run(
+        &scenario("cbfc12-half.yaml", &text(need / 2)),
+        "cbfc12-half.json",
+        &[],
+    );
+    let g = common::f(&flow(&half, "a")["throughput_bps"]) / 1e9;
+    assert!(
+        g < 0.8 * gbps && g > 0.3 * gbps,
+        "{g} Gb/s with {} credits",
+        need / 2
+    );
+    assert_eq!(u(&half["totals"]["drops"]), 0);
+    // And `lossless check` warns about the half.
+    let o = common::lossless(&[
+        "check",
+        scenario("cbfc12-check.yaml", &text(need / 2))
+            .to_str()
+            .unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("s.cbfc.credits") && err.contains("line rate needs"),
+        "{err}"
+    );
+}
+
+/// CBFC-05/06/07's mapping half: traffic lands on the VC of its class. DSCP 4 → TC 4 →
+/// VC 4, a PCP-tagged frame with PCP 3 → VC 3 (trust dot1p).
+#[test]
+fn cbfc_05_06_traffic_lands_on_the_mapped_vc() {
+    let f = scenario(
+        "cbfc05.yaml",
+        &one_switch(
+            "cbfc05",
+            2,
+            1518,
+            "",
+            "hosts:\n  - {name: h0, attach: s:Ethernet0}\n  - {name: h1, attach: s:Ethernet1}\nflows:\n  - {name: a, src: h1, dst: h0, protocol: rocev2, dscp: 4, frame: 1000B, packets: 10}\n",
+        ),
+    );
+    let r = run(&f, "cbfc05.json", &[]);
+    let e1 = port(&r, 0, "Ethernet1");
+    assert_eq!(u(&vc(e1, 4)["receiver_credits_consumed"]), 10 * cost(1000));
+    assert_eq!(u(&vc(e1, 3)["receiver_credits_consumed"]), 0);
+}
+
+#[test]
+fn bad_cbfc_settings_name_the_file_line_key_and_rule() {
+    let sw = |cbfc: &str, ports: &str| {
+        format!(
+            "switches:\n  - name: s\n    ports: {ports}\n    qos: {{pfc_enable: [3, 4], flow_control: cbfc}}\n{cbfc}"
+        )
+    };
+    let two = "{count: 2, mtu: 9216}";
+    expect_config_errors(&[
+        (
+            sw("    cbfc: {credits: 50}\n", two),
+            "s.cbfc.credits",
+            "credits below one maximum frame",
+        ),
+        (
+            sw("    cbfc: {credit_size: 8}\n", two),
+            "s.cbfc.credit_size",
+            "16 B to 16 KiB",
+        ),
+        (
+            sw("    cbfc: {packet_overhead: -17}\n", two),
+            "s.cbfc.packet_overhead",
+            "outside -16–127",
+        ),
+        (
+            sw("    cbfc: {vc_credits: {5: 100}}\n", two),
+            "s.cbfc.vc_credits.5",
+            "not a credited VC",
+        ),
+        (
+            sw("    cbfc: {vcs: [9]}\n", two),
+            "s.cbfc.vcs",
+            "outside 0–7",
+        ),
+        (
+            sw("    cbfc: {cf_min_spacing: 100B}\n", two),
+            "s.cbfc.cf_min_spacing",
+            "at least 800 B",
+        ),
+        (
+            sw("    cbfc: {cf_max_spacing: 20KiB}\n", two),
+            "s.cbfc.cf_max_spacing",
+            "steps of 16 KiB",
+        ),
+        (
+            sw("    cbfc: {cc_interval: 1s}\n", two),
+            "s.cbfc.cc_interval",
+            "1 µs to 250 ms",
+        ),
+        (
+            sw("    cbfc: {mode: per_lane}\n", two),
+            "s.cbfc.mode",
+            "per_vc or per_port",
+        ),
+        (
+            sw("", "[{tap: ll0}, {tap: ll1}]"),
+            "s.qos.flow_control",
+            "a kernel interface carries no credit updates",
+        ),
+        (
+            "switches:\n  - name: s\n    ports: [{tap: ll0, flow_control: cbfc}, {tap: ll1}]\n"
+                .to_string(),
+            "s.ports[0].flow_control",
+            "a kernel interface carries no credit updates",
+        ),
+        (
+            "switches:\n  - name: a\n    ports: {count: 2}\n    qos: {flow_control: cbfc}\n  - name: b\n    ports: {count: 2}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet1}\n"
+                .to_string(),
+            "links[0]",
+            "both ends of a link speak cbfc or neither",
+        ),
+        (
+            "switches:\n  - name: a\n    ports: {count: 2}\n    qos: {flow_control: cbfc}\n    cbfc: {credit_size: 256}\n  - name: b\n    ports: {count: 2}\n    qos: {flow_control: cbfc}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet1}\n"
+                .to_string(),
+            "links[0]",
+            "both ends cost frames alike",
+        ),
+        (
+            sw(
+                "hosts:\n  - {name: h, attach: s:Ethernet0, nic: {rx_buffer: 4KiB, drain: 10G}}\n",
+                two,
+            ),
+            "hosts[0].nic.rx_buffer",
+            "credits below one maximum frame",
+        ),
+    ]);
+}
+
+#[test]
+fn cbfc_settings_without_a_cbfc_port_are_a_warning_not_ignored() {
+    let l = lossless::config::parse(
+        "f.yaml",
+        "f",
+        "switches:\n  - name: s\n    ports: {count: 2}\n    cbfc: {credits: 2000}\n",
+    )
+    .unwrap();
+    assert!(
+        l.warnings
+            .iter()
+            .any(|w| w.to_string().contains("no port speaks CBFC")),
+        "{:?}",
+        l.warnings
+    );
+}
+
+/// The counters reach Prometheus and `lossless show cbfc` under the names the JSON uses,
+/// with the same values, and the exposition is valid (promtool, where installed).
+#[test]
+fn cbfc_counters_reach_prometheus_and_the_show_table() {
+    use lossless::sim::{RunOptions, Sim};
+    let l = lossless::config::load(&common::root().join("configs/labs/cbfc-vs-pfc.yaml")).unwrap();
+    let opts = RunOptions {
+        duration: Some(lossless_buffer_model::Time::from_us(100)),
+        ..RunOptions::default()
+    };
+    let mut sim = Sim::new(l.scenario, &opts).unwrap();
+    sim.run(|_| lossless::sim::Go::On).unwrap();
+    let r = lossless::report::json::report(&sim.outcome());
+    let json: Value = serde_json::to_value(&r).unwrap();
+    let e1 = port(&json, 0, "Ethernet1");
+    let consumed = u(&vc(e1, 3)["receiver_credits_consumed"]);
+    assert!(consumed > 0);
+    let text = lossless::report::prometheus::render(&r);
+    let line = format!(
+        "lossless_cbfc_vc_receiver_credits_consumed_total{{switch=\"tor\",port=\"Ethernet1\",vc=\"3\"}} {consumed}"
+    );
+    assert!(text.contains(&line), "{line}");
+    assert!(text.contains("# TYPE lossless_cbfc_vc_sender_credits_used gauge"));
+    assert!(text.contains("(SAI_VIRTUAL_CHANNEL_STAT_RECEIVER_CREDITS_CONSUMED)"));
+    let cf = u(&e1["cbfc"]["cf_update_tx"]);
+    assert!(text.contains(&format!(
+        "lossless_cbfc_cf_update_tx_total{{switch=\"tor\",port=\"Ethernet1\"}} {cf}"
+    )));
+    let table = lossless::report::text::table(&r, lossless::report::text::Table::Cbfc);
+    assert!(
+        table.contains("RcvConsumed") && table.contains(&consumed.to_string()),
+        "{table}"
+    );
+    if std::process::Command::new("promtool")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let f = common::tmp("cbfc.prom");
+        std::fs::write(&f, &text).unwrap();
+        let o = std::process::Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(std::fs::File::open(&f).unwrap())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
