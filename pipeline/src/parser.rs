@@ -241,7 +241,7 @@ pub fn parse_for_forwarding(data: &[u8], len: u32, p: &mut Parsed) -> Result<(),
 }
 
 /// The parser; `KEEP_BTH` says whether a BTH's fields are stored or only checked.
-#[inline]
+#[inline(always)]
 fn parse_headers<const KEEP_BTH: bool>(
     data: &[u8],
     len: u32,
