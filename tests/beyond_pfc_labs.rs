@@ -3,7 +3,7 @@
 //! the shipped lab file (edited only as the guide's questions say).
 
 mod common;
-use common::{f, flow, lossless, root, run, scenario, u};
+use common::{f, flow, lossless, port, root, run, scenario, u};
 use serde_json::Value;
 
 /// The shipped lab with each `(from, to)` replaced once.
@@ -23,15 +23,6 @@ fn lab(name: &str, edits: &[(&str, &str)]) -> std::path::PathBuf {
 
 fn gbps(r: &Value, name: &str) -> f64 {
     f(&flow(r, name)["throughput_bps"]) / 1e9
-}
-
-fn port<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["switches"][0]["ports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["port"] == name)
-        .unwrap()
 }
 
 fn near(got: f64, want: f64, rel: f64, what: &str) {
@@ -81,7 +72,7 @@ fn cbfc_vs_pfc_answers() {
     }
     // PFC: three PGs at αS/(1 + 3α) each, α = 1/8, S = 24 MB.
     let x = 24e6 / 8.0 / (1.0 + 3.0 / 8.0);
-    let q = |r: &Value| u(&port(r, "Ethernet0")["queues"][3]["watermark_bytes"]);
+    let q = |r: &Value| u(&port(r, 0, "Ethernet0")["queues"][3]["watermark_bytes"]);
     near(q(&pfc) as f64, 3.0 * x, 0.01, "PFC queue");
     let lat = f(&flow(&pfc, "b")["latency_ps"]["p50"]) / 1e6;
     near(
@@ -99,7 +90,7 @@ fn cbfc_vs_pfc_answers() {
     let lat = f(&flow(&cbfc, "b")["latency_ps"]["p50"]) / 1e6;
     assert!((29.0..33.0).contains(&lat), "CBFC latency {lat} µs");
     for p in ["Ethernet1", "Ethernet2", "Ethernet3"] {
-        let v = &port(&cbfc, p)["cbfc"]["vcs"][0];
+        let v = &port(&cbfc, 0, p)["cbfc"]["vcs"][0];
         assert_eq!(u(&v["vc"]), 3);
         assert!(u(&v["receiver_credits_held_watermark"]) <= 1024);
     }

@@ -6,8 +6,7 @@
 //! test. Expectations are derived first from docs/physics.md, "Link-level retry".
 
 mod common;
-use common::{expect_config_errors, f, flow, lossless, run, scenario, u};
-use serde_json::Value;
+use common::{expect_config_errors, f, flow, lossless, port, run, scenario, u};
 
 /// One switch of `ports` 100G ports with `cable`, LLR as `llr` (a YAML line or empty),
 /// `extra` appended.
@@ -15,15 +14,6 @@ fn one_switch(name: &str, ports: usize, cable: &str, llr: &str, extra: &str) -> 
     format!(
         "name: {name}\nseed: 1\nswitches:\n  - name: s\n    ports: {{count: {ports}, speed: 100G, cable: {cable}}}\n    qos: {{trust: dscp, dscp_to_tc: {{default: 1, 3: 3, 4: 4}}, pfc_enable: [3, 4]}}\n{llr}{extra}"
     )
-}
-
-fn port<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["switches"][0]["ports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["port"] == name)
-        .unwrap()
 }
 
 fn hosts(n: usize, rate: &str) -> String {
@@ -52,7 +42,7 @@ fn llr_02_a_frame_lost_on_the_cable_is_replayed() {
         &[],
     );
     assert_eq!(u(&flow(&on, "a")["rx_packets"]), 100);
-    let l = &port(&on, "Ethernet1")["llr"];
+    let l = &port(&on, 0, "Ethernet1")["llr"];
     assert_eq!(u(&l["tx_nack_ctl_os"]), 1);
     assert_eq!(u(&l["rx_replay"]), 1);
     assert!(u(&l["rx_missing_seq"]) >= 1);
@@ -65,7 +55,7 @@ fn llr_02_a_frame_lost_on_the_cable_is_replayed() {
         &[],
     );
     assert_eq!(u(&flow(&off, "a")["rx_packets"]), 99);
-    assert!(port(&off, "Ethernet1").get("llr").is_none());
+    assert!(port(&off, 0, "Ethernet1").get("llr").is_none());
 }
 
 /// LLR-04 end to end, and a plain link's FCS count: h1's cable corrupts 1 % of frames each
@@ -102,7 +92,7 @@ fn llr_04_corrupted_frames_are_counted_and_replayed() {
             "every corrupted frame is counted once"
         );
         let rx = u(&flow(&r, "a")["rx_packets"]);
-        let p1 = port(&r, "Ethernet1");
+        let p1 = port(&r, 0, "Ethernet1");
         if llr.is_empty() {
             assert_eq!(rx, 2000 - u(&p1["rx_bad_fcs"]));
             assert!(rx < 2000);
@@ -113,7 +103,7 @@ fn llr_04_corrupted_frames_are_counted_and_replayed() {
             assert!(u(&l["rx_expected_seq_bad"]) >= 1);
             assert_eq!(u(&l["rx_expected_seq_good"]), 2000);
             assert_eq!(u(&l["tx_flush"]), 0);
-            assert_eq!(u(&port(&r, "Ethernet0")["llr"]["tx_ok"]), 2000);
+            assert_eq!(u(&port(&r, 0, "Ethernet0")["llr"]["tx_ok"]), 2000);
         }
     }
 }
@@ -180,7 +170,7 @@ fn llr_09_every_frame_size_survives_errors() {
         );
         assert_eq!(u(&flow(&r, "a")["rx_packets"]), 300, "{len} B");
         for p in ["Ethernet0", "Ethernet1"] {
-            assert_eq!(u(&port(&r, p)["llr"]["tx_flush"]), 0, "{len} B");
+            assert_eq!(u(&port(&r, 0, p)["llr"]["tx_flush"]), 0, "{len} B");
         }
     }
 }
@@ -213,7 +203,7 @@ fn llr_10_llr_and_plain_links_side_by_side() {
     let plain = u(&flow(&r, "plain")["rx_packets"]);
     // 2 hops × 0.2 % of 5,000: about 20 lost.
     assert!((4960..5000).contains(&plain), "{plain}");
-    assert!(port(&r, "Ethernet2").get("llr").is_none());
+    assert!(port(&r, 0, "Ethernet2").get("llr").is_none());
     let p50 = |n: &str| f(&flow(&r, n)["latency_ps"]["p50"]);
     assert!(
         (p50("llr") - p50("plain")).abs() < 0.01 * p50("plain"),
@@ -373,7 +363,7 @@ fn a_lost_last_frame_comes_back_with_the_replay_timer() {
     );
     let a = flow(&on, "a");
     assert_eq!(u(&a["rx_packets"]), 100);
-    let l = &port(&on, "Ethernet1")["llr"];
+    let l = &port(&on, 0, "Ethernet1")["llr"];
     assert_eq!(
         u(&l["tx_nack_ctl_os"]),
         0,

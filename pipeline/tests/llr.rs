@@ -391,6 +391,17 @@ fn the_buffer_holds_no_more_bytes_than_allowed() {
     assert_eq!(b.delivered.len(), 200);
 }
 
+/// A seeded stream of draws in 0..1000 (xorshift64).
+fn per_mille(seed: u64) -> impl FnMut() -> u32 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 1000) as u32
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -418,22 +429,8 @@ proptest! {
             ..LlrSetup::default()
         };
         let mut b = Bench::new(s, frames, len, Time::from_ns(prop_ns));
-        let mut rng = seed | 1;
-        let mut draw = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % 1000) as u32
-        };
-        let mut draw2 = {
-            let mut r = seed.rotate_left(17) | 1;
-            move || {
-                r ^= r << 13;
-                r ^= r >> 7;
-                r ^= r << 17;
-                (r % 1000) as u32
-            }
-        };
+        let mut draw = per_mille(seed);
+        let mut draw2 = per_mille(seed.rotate_left(17));
         b.data_fate = Box::new(move |_, _| match draw() {
             x if x < data_err / 2 => Fate::Corrupt,
             x if x < data_err => Fate::Lose,

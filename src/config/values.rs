@@ -77,6 +77,28 @@ impl Diags<'_> {
         v.as_ref().map(|v| self.unit(v, key)).transpose()
     }
 
+    /// An optional scalar parsed as a unit that must lie in `range`; the error reads
+    /// "VALUE: `rule`" (the unit-valued twin of [`Diags::int_in`]).
+    pub fn opt_unit_in<T>(
+        &self,
+        v: &Option<Val<Scalar>>,
+        key: &Key,
+        range: std::ops::RangeInclusive<T>,
+        rule: &str,
+    ) -> Result<Option<T>>
+    where
+        T: FromStr<Err = UnitError> + PartialOrd + std::fmt::Display,
+    {
+        let Some(v) = v else {
+            return Ok(None);
+        };
+        let t: T = self.unit(v, key)?;
+        if !range.contains(&t) {
+            return self.error(line(v), key, format!("{t}: {rule}"));
+        }
+        Ok(Some(t))
+    }
+
     /// A word of `T`'s closed list.
     pub fn word<T: Named>(&self, v: &Val<String>, key: &Key) -> Result<T> {
         T::from_word(&v.value).or_else(|e| self.error(line(v), key, e.to_string()))

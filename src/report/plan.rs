@@ -415,14 +415,14 @@ fn retry(o: &mut String, spec: &SwitchSpec, first: usize, l: &LlrSetup) {
     } else {
         l.replay_timer.to_string()
     };
-    let replays = if l.max_replay_count == 255 {
-        "unlimited".to_string()
-    } else {
-        l.max_replay_count.to_string()
+    let replays = match l.max_replay_count {
+        lossless_pipeline::link::llr::UNLIMITED_REPLAYS => "unlimited replays".to_string(),
+        1 => "1 replay".to_string(),
+        n => format!("{n} replays"),
     };
     let _ = writeln!(
         o,
-        "    LLR: replay buffer {} frames / {}, replay timer {timer}, {replays} replays before FLUSH, ACK every {}, init {} / flush {}{}",
+        "    LLR: replay buffer {} frames / {}, replay timer {timer}, {replays} before FLUSH, ACK every {}, init {} / flush {}{}",
         l.max_frames,
         human(l.max_bytes),
         l.ctlos_spacing,

@@ -139,10 +139,20 @@ pub fn f(v: &Value) -> f64 {
 
 /// The entry of `list` (an array of objects) whose `name` is `name`.
 pub fn named<'a>(list: &'a Value, name: &str) -> &'a Value {
+    named_by(list, "name", name)
+}
+
+/// Port `name` of the `sw`-th switch of a report.
+pub fn port<'a>(r: &'a Value, sw: usize, name: &str) -> &'a Value {
+    named_by(&r["switches"][sw]["ports"], "port", name)
+}
+
+/// The entry of `list` whose `key` is `name`.
+fn named_by<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
     list.as_array()
         .unwrap()
         .iter()
-        .find(|x| x["name"] == name)
+        .find(|x| x[key] == name)
         .unwrap_or_else(|| panic!("no `{name}` in {list}"))
 }
 

@@ -342,7 +342,7 @@ pub struct LlrLink {
     nack_due: Option<u32>,
     /// An INIT_ECHO to send.
     echo_due: Option<u32>,
-    /// Bytes taken since the last ACK, and when the first of them arrived.
+    /// Bytes taken since the last ACK, and when the ACK for them is due.
     unacked: Option<(u64, Time)>,
     /// The last good frame (what an ACK names).
     last_good: u32,
@@ -475,10 +475,8 @@ impl LlrLink {
         }
         let mut due: Option<Time> = None;
         let mut consider = |t: Time| due = Some(due.map_or(t, |d: Time| d.min(t)));
-        if let Some((_, since)) = self.unacked {
-            if self.rx_state == RxState::SendAcks {
-                consider(since + self.speed.time_for_bytes(self.setup.ctlos_spacing.get()));
-            }
+        if let Some(t) = self.ack_due() {
+            consider(t);
         }
         if let Some(t) = self.init_due {
             consider(t);
@@ -533,13 +531,16 @@ impl LlrLink {
             }
             self.end_replay(now);
         }
-        if let Some((_, since)) = self.unacked {
-            let at = since + self.speed.time_for_bytes(self.setup.ctlos_spacing.get());
-            if self.rx_state == RxState::SendAcks && at <= now {
-                return Some(Outgoing::Control(self.ack()));
-            }
+        if self.ack_due().is_some_and(|t| t <= now) {
+            return Some(Outgoing::Control(self.ack()));
         }
         None
+    }
+
+    /// When the next ACK is due (none while a NACK waits for the expected frame).
+    fn ack_due(&self) -> Option<Time> {
+        let (_, due) = self.unacked?;
+        (self.rx_state == RxState::SendAcks).then_some(due)
     }
 
     fn ack(&mut self) -> LlrMessage {
@@ -741,21 +742,22 @@ impl LlrLink {
         }
         self.last_good = self.expected;
         self.expected = seq_add(self.expected, 1);
-        let (bytes, since) = self.unacked.unwrap_or((0, now));
+        // The first frame not acknowledged starts the spacing's line time.
+        let spacing = self.setup.ctlos_spacing.get();
+        let (bytes, due) = self
+            .unacked
+            .unwrap_or((0, now + self.speed.time_for_bytes(spacing)));
         let bytes = bytes + len as u64;
-        self.unacked = Some((bytes, since));
-        if bytes >= self.setup.ctlos_spacing.get() {
+        self.unacked = Some((bytes, due));
+        if bytes >= spacing {
             self.ack_now(now);
         }
     }
 
-    /// An ACK is due at `now`: the first unacknowledged frame's time is moved back so
-    /// [`LlrLink::next_due`] says now.
+    /// An ACK is due at `now`.
     fn ack_now(&mut self, now: Time) {
-        let spacing = self.setup.ctlos_spacing.get();
-        let back = self.speed.time_for_bytes(spacing);
-        let bytes = self.unacked.map_or(0, |u| u.0).max(spacing);
-        self.unacked = Some((bytes, now.saturating_sub(back)));
+        let bytes = self.unacked.map_or(0, |u| u.0);
+        self.unacked = Some((bytes, now));
     }
 
     /// A gap or a bad frame: one NACK naming the last good frame, then silence until the

@@ -31,13 +31,13 @@ impl Switch {
         if !p.link_up {
             return self.drop_received(DropReason::PortDown, pkt);
         }
-        if let Err(r) = self.ports[port].link.arrive(&pkt, now) {
-            self.touch(port);
-            return self.drop_received(r, pkt);
-        }
+        let checked = self.ports[port].link.arrive(&pkt, now);
         if self.ports[port].link.llr().is_some() {
-            // An ACK may be due later.
+            // A NACK, or an ACK, may now be due.
             self.touch(port);
+        }
+        if let Err(r) = checked {
+            return self.drop_received(r, pkt);
         }
         let len = pkt.len;
         if pkt.data.len() as u64 + 4 > len as u64 {

@@ -161,20 +161,14 @@ fn credits_of(mask: u32, credits: u32) -> [u32; VCS] {
 /// The settings of `cbfc:`, checked against the bounds SAI gives them.
 fn setup(d: &Diags, k: &Key, r: &CbfcRaw, qos: &QosConfig) -> Result<CbfcSetup> {
     let def = CbfcSetup::default();
-    let credit_size = match &r.credit_size {
-        None => def.credit_size,
-        Some(v) => {
-            let b: Bytes = d.unit(v, &k.at("credit_size"))?;
-            if !(16..=16_384).contains(&b.get()) {
-                return d.error(
-                    line(v),
-                    &k.at("credit_size"),
-                    format!("{b}: a credit stands for 16 B to 16 KiB (SAI's default is 128 B)"),
-                );
-            }
-            b.get() as u32
-        }
-    };
+    let credit_size = d
+        .opt_unit_in(
+            &r.credit_size,
+            &k.at("credit_size"),
+            Bytes(16)..=Bytes(16_384),
+            "a credit stands for 16 B to 16 KiB (SAI's default is 128 B)",
+        )?
+        .map_or(def.credit_size, |b| b.get() as u32);
     let overhead = match &r.packet_overhead {
         None => def.overhead,
         Some(v) => d.int_in(v, &k.at("packet_overhead"), -16, 127, "packet overhead ")? as i32,
@@ -212,34 +206,30 @@ fn setup(d: &Diags, k: &Key, r: &CbfcRaw, qos: &QosConfig) -> Result<CbfcSetup> 
         rx_credits[n] = d.int_in(v, &kk, 1, MAX_CREDITS as i64, "credits ")? as u32;
     }
     let mode = d.opt_word(&r.mode, &k.at("mode"))?.unwrap_or(def.mode);
-    let cf_min_spacing = match &r.cf_min_spacing {
-        None => def.cf_min_spacing,
-        Some(v) => {
-            let b: Bytes = d.unit(v, &k.at("cf_min_spacing"))?;
-            if b.get() < 800 {
-                return d.error(
-                    line(v),
-                    &k.at("cf_min_spacing"),
-                    format!("{b}: CF_Updates are at least 800 B apart (SAI)"),
-                );
-            }
-            b
-        }
-    };
-    let cf_max_spacing = match &r.cf_max_spacing {
-        None => def.cf_max_spacing,
-        Some(v) => {
-            let b: Bytes = d.unit(v, &k.at("cf_max_spacing"))?;
-            if !(16_384..=1 << 20).contains(&b.get()) || !b.get().is_multiple_of(16_384) {
-                return d.error(
-                    line(v),
-                    &k.at("cf_max_spacing"),
-                    format!("{b}: the maximum spacing is 16 KiB to 1 MiB in steps of 16 KiB (SAI)"),
-                );
-            }
-            b
-        }
-    };
+    let cf_min_spacing = d
+        .opt_unit_in(
+            &r.cf_min_spacing,
+            &k.at("cf_min_spacing"),
+            Bytes(800)..=Bytes(u64::MAX),
+            "CF_Updates are at least 800 B apart (SAI)",
+        )?
+        .unwrap_or(def.cf_min_spacing);
+    const MAX_SPACING: &str = "the maximum spacing is 16 KiB to 1 MiB in steps of 16 KiB (SAI)";
+    let cf_max_spacing = d
+        .opt_unit_in(
+            &r.cf_max_spacing,
+            &k.at("cf_max_spacing"),
+            Bytes(16_384)..=Bytes(1 << 20),
+            MAX_SPACING,
+        )?
+        .unwrap_or(def.cf_max_spacing);
+    if !cf_max_spacing.get().is_multiple_of(16_384) {
+        return d.error(
+            r.cf_max_spacing.as_ref().and_then(line),
+            &k.at("cf_max_spacing"),
+            format!("{cf_max_spacing}: {MAX_SPACING}"),
+        );
+    }
     if cf_max_spacing < cf_min_spacing {
         return d.error(
             r.cf_max_spacing.as_ref().and_then(line),
@@ -247,20 +237,14 @@ fn setup(d: &Diags, k: &Key, r: &CbfcRaw, qos: &QosConfig) -> Result<CbfcSetup> 
             format!("{cf_max_spacing} is below cf_min_spacing {cf_min_spacing}"),
         );
     }
-    let cc_interval = match &r.cc_interval {
-        None => def.cc_interval,
-        Some(v) => {
-            let t: Time = d.unit(v, &k.at("cc_interval"))?;
-            if !(Time::from_us(1)..=Time::from_ms(250)).contains(&t) {
-                return d.error(
-                    line(v),
-                    &k.at("cc_interval"),
-                    format!("{t}: the CC_Update timer is 1 µs to 250 ms (SAI)"),
-                );
-            }
-            t
-        }
-    };
+    let cc_interval = d
+        .opt_unit_in(
+            &r.cc_interval,
+            &k.at("cc_interval"),
+            Time::from_us(1)..=Time::from_ms(250),
+            "the CC_Update timer is 1 µs to 250 ms (SAI)",
+        )?
+        .unwrap_or(def.cc_interval);
     Ok(CbfcSetup {
         credit_size,
         overhead,

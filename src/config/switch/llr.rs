@@ -66,11 +66,7 @@ pub fn resolve(
                 ),
             );
         }
-        let need = LlrSetup {
-            ctlos_spacing: base.ctlos_spacing,
-            ..LlrSetup::default()
-        }
-        .need(port.speed, port.propagation(), port.mtu);
+        let need = base.setup.need(port.speed, port.propagation(), port.mtu);
         let mut s = base.setup;
         s.max_bytes = base.bytes.unwrap_or(need.bytes);
         s.max_frames = base
@@ -148,7 +144,6 @@ struct Profile {
     frames: Option<u32>,
     bytes: Option<u64>,
     replay_timer: Option<Time>,
-    ctlos_spacing: Bytes,
 }
 
 /// The settings of `llr:`, checked against the bounds SAI and SONiC give them.
@@ -164,67 +159,40 @@ fn profile(d: &Diags, k: &Key, r: &LlrRaw) -> Result<Profile> {
             "outstanding frames ",
         )? as u32),
     };
-    let bytes = match &r.max_outstanding_bytes {
-        None => None,
-        Some(v) => {
-            let b: Bytes = d.unit(v, &k.at("max_outstanding_bytes"))?;
-            if b.get() == 0 || b.get() > u32::MAX as u64 {
-                return d.error(
-                    line(v),
-                    &k.at("max_outstanding_bytes"),
-                    format!("{b}: the replay buffer holds 1 B to 4 GiB (SONiC)"),
-                );
-            }
-            Some(b.get())
-        }
-    };
-    let replay_timer = match &r.replay_timer {
-        None => None,
-        Some(v) => {
-            let t: Time = d.unit(v, &k.at("replay_timer"))?;
-            if t > MAX_REPLAY_TIMER {
-                return d.error(
-                    line(v),
-                    &k.at("replay_timer"),
-                    format!("{t}: the replay timer is 0 (off) to 65,535 ns (SONiC)"),
-                );
-            }
-            Some(t)
-        }
-    };
+    let bytes = d
+        .opt_unit_in(
+            &r.max_outstanding_bytes,
+            &k.at("max_outstanding_bytes"),
+            Bytes(1)..=Bytes(u32::MAX as u64),
+            "the replay buffer holds 1 B to 4 GiB (SONiC)",
+        )?
+        .map(Bytes::get);
+    let replay_timer = d.opt_unit_in(
+        &r.replay_timer,
+        &k.at("replay_timer"),
+        Time::ZERO..=MAX_REPLAY_TIMER,
+        "the replay timer is 0 (off) to 65,535 ns (SONiC)",
+    )?;
     let max_replay_count = match &r.max_replay_count {
         None => def.max_replay_count,
         Some(v) => d.int_in(v, &k.at("max_replay_count"), 1, 255, "replay count ")? as u8,
     };
-    let ctlos_spacing = match &r.ctlos_spacing {
-        None => def.ctlos_spacing,
-        Some(v) => {
-            let b: Bytes = d.unit(v, &k.at("ctlos_spacing"))?;
-            if !(400..=16_384).contains(&b.get()) {
-                return d.error(
-                    line(v),
-                    &k.at("ctlos_spacing"),
-                    format!("{b}: ACKs are 400 B to 16 KiB apart (SONiC; default 2048 B)"),
-                );
-            }
-            b
-        }
-    };
+    let ctlos_spacing = d
+        .opt_unit_in(
+            &r.ctlos_spacing,
+            &k.at("ctlos_spacing"),
+            Bytes(400)..=Bytes(16_384),
+            "ACKs are 400 B to 16 KiB apart (SONiC; default 2048 B)",
+        )?
+        .unwrap_or(def.ctlos_spacing);
     let timeout = |v: &Option<Val<Scalar>>, name: &str| -> Result<Time> {
-        match v {
-            None => Ok(Time::ZERO),
-            Some(v) => {
-                let t: Time = d.unit(v, &k.at(name))?;
-                if t > Time::from_ns(u32::MAX as u64) {
-                    return d.error(
-                        line(v),
-                        &k.at(name),
-                        format!("{t}: at most 4,294,967,295 ns (SONiC); 0 turns it off"),
-                    );
-                }
-                Ok(t)
-            }
-        }
+        Ok(d.opt_unit_in(
+            v,
+            &k.at(name),
+            Time::ZERO..=Time::from_ns(u32::MAX as u64),
+            "at most 4,294,967,295 ns (SONiC); 0 turns it off",
+        )?
+        .unwrap_or(Time::ZERO))
     };
     let data_age_timeout = timeout(&r.data_age_timeout, "data_age_timeout")?;
     let pcs_lost_timeout = timeout(&r.pcs_lost_timeout, "pcs_lost_timeout")?;
@@ -252,6 +220,5 @@ fn profile(d: &Diags, k: &Key, r: &LlrRaw) -> Result<Profile> {
         frames,
         bytes,
         replay_timer,
-        ctlos_spacing,
     })
 }

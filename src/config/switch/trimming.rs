@@ -34,23 +34,17 @@ pub fn resolve(
         return Ok(None);
     };
     let t = &t.value;
-    let size = match &t.size {
-        None => Trimming::DEFAULT_SIZE,
-        Some(v) => {
-            let b: Bytes = d.unit(v, &k.at("size"))?;
-            if b.get() < Trimming::MIN_SIZE as u64 || b.get() > 16_383 {
-                return d.error(
-                    line(v),
-                    &k.at("size"),
-                    format!(
-                        "{b}: a trimmed frame keeps its headers — Ethernet, two VLAN tags, IPv6, UDP and the RoCEv2 BTH with the FCS, {} B — and is at most 16383 B",
-                        Trimming::MIN_SIZE
-                    ),
-                );
-            }
-            b.get() as u32
-        }
-    };
+    let size = d
+        .opt_unit_in(
+            &t.size,
+            &k.at("size"),
+            Bytes(Trimming::MIN_SIZE as u64)..=Bytes(16_383),
+            &format!(
+                "a trimmed frame keeps its headers — Ethernet, two VLAN tags, IPv6, UDP and the RoCEv2 BTH with the FCS, {} B — and is at most 16383 B",
+                Trimming::MIN_SIZE
+            ),
+        )?
+        .map_or(Trimming::DEFAULT_SIZE, |b| b.get() as u32);
     let dscp = match word_or_int(&t.dscp) {
         Ok(n) => {
             TrimDscp::Value(d.int_in(&val_of(&t.dscp, n), &k.at("dscp"), 0, 63, "DSCP ")? as u8)
