@@ -115,9 +115,69 @@ pub const DEFAULT_METRICS: &[&str] = &[
     "flows.*.throughput_bps",
 ];
 
+/// How a metric folds the values of a path into one: `max(flows.*.fct_ps)`, the tail FCT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    Max,
+    Min,
+    Sum,
+    Mean,
+}
+
+/// A metric path and the fold around it, if any: `sum(flows.*.x)` → (Sum, `flows.*.x`).
+pub fn fold_of(path: &str) -> (Option<Fold>, &str) {
+    for (name, fold) in [
+        ("max", Fold::Max),
+        ("min", Fold::Min),
+        ("sum", Fold::Sum),
+        ("mean", Fold::Mean),
+    ] {
+        if let Some(inner) = path
+            .strip_prefix(name)
+            .and_then(|p| p.strip_prefix('('))
+            .and_then(|p| p.strip_suffix(')'))
+        {
+            return (Some(fold), inner);
+        }
+    }
+    (None, path)
+}
+
+/// The fold of `values`: null when one of them is not a number (a flow that did not
+/// complete has no FCT, so neither has the tail); whole numbers stay whole except the mean.
+fn fold(how: Fold, values: &[Value]) -> Value {
+    let whole: Option<Vec<u64>> = values.iter().map(Value::as_u64).collect();
+    let real: Option<Vec<f64>> = values.iter().map(Value::as_f64).collect();
+    match (how, whole, real) {
+        (_, _, None) => Value::Null,
+        (Fold::Max, Some(w), _) => w.into_iter().max().into(),
+        (Fold::Min, Some(w), _) => w.into_iter().min().into(),
+        (Fold::Sum, Some(w), _) => w.into_iter().sum::<u64>().into(),
+        (Fold::Max, None, Some(r)) => r.into_iter().fold(f64::MIN, f64::max).into(),
+        (Fold::Min, None, Some(r)) => r.into_iter().fold(f64::MAX, f64::min).into(),
+        (Fold::Sum, None, Some(r)) => r.into_iter().sum::<f64>().into(),
+        (Fold::Mean, _, Some(r)) => (r.iter().sum::<f64>() / r.len() as f64).into(),
+    }
+}
+
 /// The values at a dotted `path` of a report: `*` takes every entry of a list (named by its
-/// `name`), a name picks the entry with that `name`. Returns (column, value) pairs.
+/// `name`), a name picks the entry with that `name`; `max(…)`, `min(…)`, `sum(…)` or
+/// `mean(…)` around a path folds its values into one. Returns (column, value) pairs.
 pub fn metric(report: &Value, path: &str) -> Vec<(String, Value)> {
+    match fold_of(path) {
+        (Some(how), inner) => {
+            let values: Vec<Value> = walk(report, inner).into_iter().map(|(_, v)| v).collect();
+            if values.is_empty() {
+                return Vec::new();
+            }
+            vec![(path.to_string(), fold(how, &values))]
+        }
+        (None, _) => walk(report, path),
+    }
+}
+
+/// The values at a dotted `path`, one per entry a `*` expands to.
+fn walk(report: &Value, path: &str) -> Vec<(String, Value)> {
     let mut out = vec![(String::new(), report.clone())];
     for seg in path.split('.') {
         let mut next = Vec::new();
@@ -295,5 +355,12 @@ mod tests {
         assert_eq!(m[1], ("flows.b.x".into(), Value::from(2)));
         assert_eq!(metric(&r, "flows.a.x")[0].1, Value::from(1));
         assert!(metric(&r, "nothing.here").is_empty());
+        assert_eq!(metric(&r, "max(flows.*.x)")[0].1, Value::from(2));
+        assert_eq!(metric(&r, "sum(flows.*.x)")[0].1, Value::from(3));
+        assert_eq!(metric(&r, "min(flows.*.x)")[0].1, Value::from(1));
+        assert_eq!(metric(&r, "mean(flows.*.x)")[0].1, Value::from(1.5));
+        assert!(metric(&r, "max(flows.*.y)").is_empty());
+        let r: Value = serde_json::json!({"flows": [{"fct_ps": 5}, {"fct_ps": null}]});
+        assert_eq!(metric(&r, "max(flows.*.fct_ps)")[0].1, Value::Null);
     }
 }

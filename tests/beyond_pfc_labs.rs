@@ -1,9 +1,9 @@
 //! The answers of the beyond-PFC lab guides (docs/labs/cbfc-vs-pfc.md,
-//! docs/labs/llr-lossy-link.md), each checked on
+//! docs/labs/llr-lossy-link.md, docs/labs/trimming.md), each checked on
 //! the shipped lab file (edited only as the guide's questions say).
 
 mod common;
-use common::{f, flow, lossless, port, root, run, scenario, u};
+use common::{f, flow, lossless, port, root, run, scenario, sweep_rows, u};
 use serde_json::Value;
 
 /// The shipped lab with each `(from, to)` replaced once.
@@ -236,4 +236,80 @@ fn llr_lossy_link_answers() {
     assert_eq!(u(&low_off["collectives"][0]["retransmitted_packets"]), 94);
     near(iter(&low_on, "p99"), 1.1609, 0.0005, "1e-5 LLR p99");
     near(iter(&low_off, "p99"), 1.1610, 0.0005, "1e-5 no LLR p99");
+}
+
+#[test]
+fn trimming_answers() {
+    let shipped = root().join("configs/labs/trimming.yaml");
+    let metrics = [
+        "max(flows.*.fct_ps)",
+        "min(flows.*.fct_ps)",
+        "sum(flows.*.transport.retransmitted_packets)",
+        "sum(flows.*.transport.retransmitted_bytes)",
+        "sum(flows.*.transport.timeouts)",
+        "sum(flows.*.transport.naks_received)",
+        "totals.drops",
+        "totals.pfc_tx_frames",
+    ];
+    let rows = sweep_rows(&shipped, "flows.f1.dscp=3,8,1", &metrics, "trim-lab.json");
+    let m = |row: &Value, k: &str| u(&row["metrics"][k]);
+    let tail_ms = |row: &Value| m(row, metrics[0]) as f64 / 1e9;
+    // 1. PFC: h0's link busy 1.3825 ms, plus the first packet's path and the last ACK.
+    let (pfc, drop, trim) = (&rows[0], &rows[1], &rows[2]);
+    let frames_ms = 8.0 * (1953.0 * 1106.0 + 210.0) * 8.0 / 100e9 * 1e3;
+    near(frames_ms, 1.3825, 0.0001, "h0's link, ms");
+    near(tail_ms(pfc), frames_ms + 0.0012, 0.0005, "PFC tail, ms");
+    assert_eq!(m(pfc, metrics[3]), 0);
+    assert_eq!(m(pfc, "totals.drops"), 0);
+    assert!(m(pfc, "totals.pfc_tx_frames") > 0);
+    // 2. Drops: a flow that lost its tail waits for the 4.295 s local ACK timeout.
+    assert_eq!(m(drop, "totals.drops"), 8374);
+    assert_eq!(m(drop, metrics[4]), 2);
+    near(tail_ms(drop), 4_295.0, 0.0005, "drop tail, ms");
+    assert!(tail_ms(drop) > 4_294.967);
+    // 3. Trimming: each trimmed packet re-sent once, no timeout; h0's link carries every
+    // packet whole once plus each trimmed copy's 128 + 20 bytes.
+    let trimmed = m(trim, "totals.drops");
+    assert_eq!(trimmed, 12_225);
+    assert_eq!(m(trim, metrics[2]), trimmed);
+    assert_eq!(m(trim, metrics[4]), 0);
+    let headers_ms = trimmed as f64 * 148.0 * 8.0 / 100e9 * 1e3;
+    near(headers_ms, 0.1447, 0.001, "trimmed copies on h0's link, ms");
+    near(
+        tail_ms(trim),
+        frames_ms + headers_ms + 0.0012,
+        0.0005,
+        "trim tail, ms",
+    );
+    let r = run(&shipped, "trim-lab-one.json", &[]);
+    let q = |i: usize| &port(&r, 0, "Ethernet0")["queues"][i];
+    assert_eq!(u(&q(1)["tx_packets"]), 8 * 1954, "each packet whole once");
+    assert_eq!(u(&q(1)["trim_packets"]), trimmed);
+    assert_eq!(u(&q(5)["tx_packets"]), trimmed);
+    assert_eq!(u(&q(5)["tx_bytes"]), trimmed * 128);
+    for i in 1..=8 {
+        let t = &flow(&r, &format!("f{i}"))["transport"];
+        assert_eq!(u(&t["out_of_order"]), 0);
+        assert_eq!(u(&t["duplicates"]), 0);
+        // 5. Two NAKs a flow.
+        assert_eq!(u(&t["naks_received"]), 2, "f{i}");
+    }
+    // 6. Selective: one NAK and one re-send per trimmed packet, and a later tail.
+    let rows = sweep_rows(
+        &shipped,
+        "flows.f1.rc.recovery=go_back_n,selective",
+        &metrics,
+        "trim-lab-sel.json",
+    );
+    let sel = &rows[1];
+    assert_eq!(m(&rows[0], metrics[0]), m(trim, metrics[0]));
+    let sel_trimmed = m(sel, "totals.drops");
+    assert_eq!(sel_trimmed, 9_287);
+    assert_eq!(m(sel, metrics[5]), sel_trimmed);
+    assert_eq!(m(sel, metrics[2]), sel_trimmed);
+    assert_eq!(m(sel, metrics[4]), 0);
+    near(tail_ms(sel), 2.101, 0.001, "selective tail, ms");
+    // 7. Trimming costs PFC's tail +10.5 %, and beats drops 2,800 times over.
+    near(tail_ms(trim) / tail_ms(pfc), 1.105, 0.002, "trim / PFC");
+    assert!(tail_ms(drop) / tail_ms(trim) > 2_800.0);
 }

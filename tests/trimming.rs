@@ -159,11 +159,11 @@ fn tc7_acl_disable_trim() {
     assert!(u(&rule["packets"]) > 0, "{rule}");
 }
 
-/// An RC receiver answers a trimmed packet with a NAK at once: with trimming, every flow of
-/// an incast of RC messages on a lossy class hears NAKs, and none waits for the 4.295 s
-/// local ACK timeout that plain drops cost the flows whose tail was lost
-/// (docs/labs/lossy-vs-lossless.md). Not yet met: every flow done in round trips — some
-/// still stall for hundreds of milliseconds (issue 43's closing note).
+/// An RC receiver hears of every trimmed packet: with trimming, every flow of an incast
+/// of RC messages on a lossy class is done in about the time the link needs (1.38 ms of
+/// frames, plus the trimmed copies), with NAKs and no local ACK timeout, where plain drops
+/// leave the flows that lost their tail waiting 4.295 s (docs/labs/lossy-vs-lossless.md).
+/// docs/labs/trimming.md derives the same incast's numbers.
 #[test]
 fn rc_recovers_from_trimming_with_naks() {
     let text = std::fs::read_to_string(common::root().join("configs/labs/lossy-vs-lossless.yaml"))
@@ -178,10 +178,8 @@ fn rc_recovers_from_trimming_with_naks() {
     for i in 1..=8 {
         let fl = flow(&r, &format!("f{i}"));
         let fct = u(&fl["fct_ps"]);
-        assert!(
-            fct < 1_000_000_000_000,
-            "f{i} waited for the local ACK timeout: {fct} ps"
-        );
+        assert!(fct < 2_000_000_000, "f{i}: {fct} ps");
+        assert_eq!(u(&fl["transport"]["timeouts"]), 0, "{fl}");
         assert!(u(&fl["transport"]["naks_received"]) > 0, "{fl}");
     }
 }

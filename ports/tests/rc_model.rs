@@ -1,7 +1,9 @@
 //! The RC state machines against a brute-force go-back-N model: for random messages and
 //! random patterns of lost data packets and lost replies, over a link of fixed delay,
 //! every message is delivered exactly once and in order, and the requester re-sends
-//! exactly as many packets as the plain model of the same rules predicts.
+//! exactly as many packets as the plain model of the same rules predicts. Packets trimmed
+//! on the way (their header arriving early, ahead of whole packets sent before them, as a
+//! trim queue lets it) are recovered without a single local ACK timeout.
 
 use lossless_buffer_model::Time;
 use lossless_ports::rc::{RcConfig, Recovery, Reply, Requester, Responder};
@@ -18,7 +20,16 @@ struct Run {
     delivered_packets: u64,
     delivered_bytes: u64,
     messages: u64,
+    timeouts: u64,
     done: bool,
+}
+
+/// Transmissions trimmed on the way: their indices, and how many ticks the trimmed copy
+/// takes (it may overtake whole packets sent before it).
+#[derive(Debug, Default)]
+struct Trims {
+    at: BTreeSet<usize>,
+    delay: u64,
 }
 
 /// Requester and responder over a link of `delay` ticks each way; the requester sends at
@@ -32,6 +43,7 @@ fn run_link(
     delay: u64,
     lose_data: &BTreeSet<usize>,
     lose_reply: &BTreeSet<usize>,
+    trims: &Trims,
 ) -> Run {
     let mut req = Requester::new(cfg, MTU, start_psn);
     let mut rsp = Responder::new(cfg, start_psn);
@@ -57,18 +69,28 @@ fn run_link(
         }))
         .collect();
     let mut data: Vec<(u64, u32, u32, bool)> = Vec::new(); // (arrive, psn, payload, last)
+    let mut trimmed: Vec<(u64, u32)> = Vec::new(); // (arrive, psn)
     let mut replies: Vec<(u64, Reply)> = Vec::new();
     let (mut tx, mut rx) = (0usize, 0usize);
     for t in 0..200_000u64 {
         let now = Time(t * TICK);
         let (due, later): (Vec<_>, Vec<_>) = data.drain(..).partition(|d| d.0 == t);
         data = later;
-        for (_, psn, payload, last) in due {
-            let d = rsp.on_packet(psn, payload, last);
+        let (cut, later): (Vec<_>, Vec<_>) = trimmed.drain(..).partition(|d| d.0 == t);
+        trimmed = later;
+        let arrivals = cut.into_iter().map(|(_, psn)| (psn, None)).chain(
+            due.into_iter()
+                .map(|(_, psn, pl, last)| (psn, Some((pl, last)))),
+        );
+        for (psn, whole) in arrivals {
+            let reply = match whole {
+                Some((payload, last)) => rsp.on_packet(psn, payload, last).reply,
+                None => rsp.on_trimmed(psn),
+            };
             // In order, exactly once: what was delivered is a prefix of the packets.
             let n = rsp.stats.delivered_packets as usize;
             assert_eq!(rsp.stats.delivered_bytes, prefix[n]);
-            if let Some(r) = d.reply {
+            if let Some(r) = reply {
                 if !lose_reply.contains(&rx) {
                     replies.push((t + delay, r));
                 }
@@ -88,12 +110,14 @@ fn run_link(
         }
         if let Some(p) = req.next_packet() {
             req.on_sent(&p, now);
-            if !lose_data.contains(&tx) {
+            if trims.at.contains(&tx) {
+                trimmed.push((t + trims.delay, (p.psn & 0xFF_FFFF) as u32));
+            } else if !lose_data.contains(&tx) {
                 data.push((t + delay, (p.psn & 0xFF_FFFF) as u32, p.payload, p.last));
             }
             tx += 1;
         }
-        if req.idle() && data.is_empty() && replies.is_empty() {
+        if req.idle() && data.is_empty() && trimmed.is_empty() && replies.is_empty() {
             break;
         }
     }
@@ -102,6 +126,7 @@ fn run_link(
         delivered_packets: rsp.stats.delivered_packets,
         delivered_bytes: rsp.stats.delivered_bytes,
         messages: rsp.stats.messages,
+        timeouts: req.stats.timeouts,
         done: req.idle() && req.error_at.is_none(),
     }
 }
@@ -225,7 +250,7 @@ proptest! {
             rto: Time(rto * TICK),
             retry_count: 1_000,
         };
-        let r = run_link(cfg, &sizes, start, delay, &lose_data, &lose_reply);
+        let r = run_link(cfg, &sizes, start, delay, &lose_data, &lose_reply, &Trims::default());
         let packets: u64 = sizes.iter().map(|s| s.div_ceil(MTU as u64)).sum();
         prop_assert!(r.done, "{r:?}");
         prop_assert_eq!(r.delivered_packets, packets);
@@ -251,12 +276,39 @@ proptest! {
             rto: Time((2 * delay + 20) * TICK),
             retry_count: 1_000,
         };
-        let r = run_link(cfg, &sizes, start, delay, &lose_data, &lose_reply);
+        let r = run_link(cfg, &sizes, start, delay, &lose_data, &lose_reply, &Trims::default());
         prop_assert!(r.done, "{r:?}");
         prop_assert_eq!(r.delivered_bytes, sizes.iter().sum::<u64>());
         prop_assert_eq!(r.messages, sizes.len() as u64);
         if lose_data.is_empty() && lose_reply.is_empty() {
             prop_assert_eq!(r.retransmitted, 0);
         }
+    }
+
+    /// Every loss a trim: the responder hears of each, so the sender never waits for its
+    /// local ACK timeout, whether the trimmed copies overtake whole packets or not.
+    #[test]
+    fn trimmed_packets_are_recovered_without_a_timeout(
+        sizes in sizes(),
+        trimmed in losses(),
+        delay in 2u64..6,
+        trim_delay in 1u64..6,
+        ack_every in 1u32..9,
+        selective in any::<bool>(),
+        start in prop_oneof![Just(0xFF_FFF0u32), 0u32..0xFF_FFFF],
+    ) {
+        let cfg = RcConfig {
+            ack_every,
+            recovery: if selective { Recovery::Selective } else { Recovery::GoBackN },
+            rto: Time(1_000 * TICK),
+            retry_count: 7,
+        };
+        let trims = Trims { at: trimmed, delay: trim_delay };
+        let none = BTreeSet::new();
+        let r = run_link(cfg, &sizes, start, delay, &none, &none, &trims);
+        prop_assert!(r.done, "{r:?}");
+        prop_assert_eq!(r.delivered_bytes, sizes.iter().sum::<u64>());
+        prop_assert_eq!(r.messages, sizes.len() as u64);
+        prop_assert_eq!(r.timeouts, 0, "{:?}", trims);
     }
 }

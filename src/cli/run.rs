@@ -79,8 +79,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "KEY=V1,V2,…", conflicts_with = "out_dir")]
     sweep: Option<crate::sweep::Sweep>,
     /// With --sweep: a report value per row, as a dotted path (repeatable; `*` takes every
-    /// entry of a list). Default: totals.lossless_drops, totals.drops, totals.pfc_tx_frames
-    /// and flows.*.throughput_bps.
+    /// entry of a list; `max(…)`, `min(…)`, `sum(…)` or `mean(…)` folds them into one
+    /// column, e.g. 'max(flows.*.fct_ps)' for the last flow's completion). Default:
+    /// totals.lossless_drops, totals.drops, totals.pfc_tx_frames and flows.*.throughput_bps.
     #[arg(long, value_name = "PATH", requires = "sweep")]
     pub(super) metric: Vec<String>,
 }

@@ -180,6 +180,10 @@ fn table(key: &str, rows: &[(String, Cells)]) -> String {
 /// A column's heading: the metric path without `totals.` or `flows.` and without its unit
 /// suffix (the cells carry their units).
 fn label(path: &str) -> String {
+    if let (Some(_), inner) = crate::sweep::fold_of(path) {
+        let name = &path[..path.len() - inner.len() - 2];
+        return format!("{name}({})", label(inner));
+    }
     let p = path
         .strip_prefix("totals.")
         .or_else(|| path.strip_prefix("flows."))
@@ -202,13 +206,14 @@ fn show(path: &str, v: Option<&serde_json::Value>) -> String {
         Some(x) => return x.to_string(),
     };
     let x = n.as_f64().unwrap_or(0.0);
+    let path = crate::sweep::fold_of(path).1;
     let is = |u: &str| path.ends_with(u) || path.contains(&format!("{u}."));
     if is("_ps") {
         human_time(x)
     } else if is("_bps") {
         format!("{} Gb/s", significant(x / 1e9))
     } else if is("_bytes") {
-        lossless_buffer_model::Bytes(x as u64).approx()
+        human_size(x)
     } else if n.is_u64() || n.is_i64() {
         n.to_string()
     } else {
@@ -226,6 +231,17 @@ fn human_time(ps: f64) -> String {
         _ => (1.0, "ps"),
     };
     format!("{} {unit}", significant(ps / div))
+}
+
+/// Bytes in the decimal unit that suits them, 4 significant digits: "8.583 MB".
+fn human_size(b: f64) -> String {
+    let (div, unit) = match b.abs() {
+        x if x >= 1e9 => (1e9, "GB"),
+        x if x >= 1e6 => (1e6, "MB"),
+        x if x >= 1e3 => (1e3, "KB"),
+        _ => (1.0, "B"),
+    };
+    format!("{} {unit}", significant(b / div))
 }
 
 /// `x` with 4 significant digits, no trailing zeros.
@@ -260,10 +276,15 @@ mod tests {
         assert_eq!(show("totals.lossless_drops", Some(&json!(0))), "0");
         assert_eq!(
             show("x.watermark_bytes", Some(&json!(750_125_952))),
-            "750.126MB"
+            "750.1 MB"
         );
         assert_eq!(label("flows.victim.throughput_bps"), "victim.throughput");
         assert_eq!(label("totals.pfc_tx_frames"), "pfc_tx_frames");
+        assert_eq!(label("max(flows.*.fct_ps)"), "max(*.fct)");
+        assert_eq!(
+            show("max(flows.*.fct_ps)", Some(&json!(1_383_600_000u64))),
+            "1.384 ms"
+        );
         let rows = vec![
             (
                 "2m".to_string(),

@@ -80,6 +80,7 @@ pub fn write(
 /// How a metric's values are drawn: the divisor and the unit to name, from the path's
 /// suffix and the largest value.
 fn unit_of(metric: &str, largest: f64) -> (f64, &'static str) {
+    let metric = crate::sweep::fold_of(metric).1;
     if metric.ends_with("_bps") {
         (1e9, " (Gb/s)")
     } else if metric.ends_with("_ps") {

@@ -242,7 +242,8 @@ impl Requester {
     }
 
     /// The local ACK timer fired at `now` (call when `now ≥ deadline()`): re-send from the
-    /// oldest unacknowledged PSN, or go to the error state when the retries are spent.
+    /// oldest unacknowledged PSN on, in both recovery modes, or go to the error state
+    /// when the retries are spent.
     pub fn on_timeout(&mut self, now: Time) {
         if self.deadline().is_none_or(|d| d > now) {
             return;
@@ -254,11 +255,10 @@ impl Requester {
             return;
         }
         self.retries += 1;
-        match self.cfg.recovery {
-            Recovery::GoBackN => self.send_next = self.una,
-            Recovery::Selective => {
-                self.resend.insert(self.una);
-            }
-        }
+        // Either way: a timeout says nothing about which packets arrived, so everything
+        // from the oldest unacknowledged one goes again (one at a time, a tail of k lost
+        // packets would cost k timeouts). The responder acknowledges what it had kept.
+        self.resend.clear();
+        self.send_next = self.una;
     }
 }

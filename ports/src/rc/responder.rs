@@ -2,7 +2,7 @@
 
 use super::{unwrap_psn, RcConfig, Recovery};
 use lossless_pipeline::wire::rocev2::PSN_MASK;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What the responder answers a packet with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +55,10 @@ pub struct Responder {
     since_ack: u32,
     /// Selective: packets kept beyond the hole: PSN → (payload, last of its message).
     kept: BTreeMap<u64, (u32, bool)>,
+    /// PSNs past the expected one that arrived trimmed: known lost, NAKed when the
+    /// responder reaches them. A trimmed copy leaves the switch from the trim queue and
+    /// may overtake whole packets still queued before it, so it says nothing about them.
+    trimmed_ahead: BTreeSet<u64>,
     /// Counters.
     pub stats: ResponderStats,
 }
@@ -68,6 +72,7 @@ impl Responder {
             nak_sent: false,
             since_ack: 0,
             kept: BTreeMap::new(),
+            trimmed_ahead: BTreeSet::new(),
             stats: ResponderStats::default(),
         }
     }
@@ -87,6 +92,11 @@ impl Responder {
 
     fn nak(&mut self) -> Reply {
         self.nak_sent = true;
+        if self.cfg.recovery == Recovery::GoBackN {
+            // The sender re-sends everything from here on: what was trimmed before is
+            // coming again.
+            self.trimmed_ahead.clear();
+        }
         self.stats.naks_sent += 1;
         Reply::Nak {
             psn: (self.expected & PSN_MASK as u64) as u32,
@@ -107,11 +117,13 @@ impl Responder {
     }
 
     /// A trimmed data packet with PSN `psn`: its payload was cut on the way, so it is
-    /// lost, and the responder says so at once instead of waiting for a gap to show. The
-    /// NAK names the first PSN still missing — never a later one, as a NAK acknowledges
-    /// everything before the PSN it carries — and goes out once per hole, as for a gap,
-    /// and again whenever the missing packet itself arrives trimmed.
-    /// A trimmed copy of a packet already delivered is a duplicate.
+    /// lost. If it is the PSN the responder waits for (the first it still misses), the
+    /// responder NAKs it at once, every time a copy of it arrives trimmed. A later PSN is
+    /// remembered and NAKed as soon as the packets before it have arrived: a NAK
+    /// acknowledges everything before the PSN it carries, so it can never name a later
+    /// one, and the packets before may still be queued behind the trimmed copy (NAKing
+    /// them would make a go-back-N sender re-send what was never lost). A trimmed copy of
+    /// a packet already delivered is a duplicate.
     pub fn on_trimmed(&mut self, psn: u32) -> Option<Reply> {
         let p = unwrap_psn(self.expected, psn);
         self.stats.trimmed += 1;
@@ -119,9 +131,8 @@ impl Responder {
             self.stats.duplicates += 1;
             return Some(self.ack());
         }
-        // The packet the responder waits for, trimmed (again, if it was the re-sent one):
-        // the sender must hear it. A later one is covered by a NAK already sent.
-        if self.nak_sent && p > self.expected {
+        if p > self.expected {
+            self.trimmed_ahead.insert(p);
             return None;
         }
         Some(self.nak())
@@ -151,8 +162,10 @@ impl Responder {
         while let Some((payload, last)) = self.kept.remove(&self.expected) {
             self.deliver(payload, last, &mut d);
         }
-        d.reply = if !self.kept.is_empty() {
-            // Another hole right behind: the packets kept past it say it is lost.
+        self.trimmed_ahead = self.trimmed_ahead.split_off(&self.expected);
+        d.reply = if self.trimmed_ahead.contains(&self.expected) || !self.kept.is_empty() {
+            // Another hole right behind: it arrived trimmed, or the packets kept past it
+            // say it is lost.
             Some(self.nak())
         } else if d.messages > 0 || self.since_ack >= self.cfg.ack_every {
             Some(self.ack())

@@ -122,6 +122,58 @@ fn selective_resends_only_the_hole() {
     assert_eq!(r.stats.retransmitted_packets, 1);
 }
 
+/// A trimmed tail: the responder heard of PSNs 4 and 5 (trimmed), NAKed 4; when 4's copy
+/// fills the hole it NAKs 5 at once, instead of leaving the sender to its timeout.
+#[test]
+fn selective_naks_the_next_trimmed_psn_once_the_hole_fills() {
+    let mut r = Requester::new(cfg(Recovery::Selective), 100, 0);
+    let mut s = Responder::new(cfg(Recovery::Selective), 0);
+    r.post(600, Time::ZERO);
+    while let Some(p) = r.next_packet() {
+        r.on_sent(&p, Time::ZERO);
+        if p.psn < 4 {
+            s.on_packet(p.psn as u32, p.payload, p.last);
+        }
+    }
+    assert_eq!(s.on_trimmed(4), Some(Reply::Nak { psn: 4, msn: 0 }));
+    assert_eq!(s.on_trimmed(5), None, "one NAK per hole");
+    r.on_nak(4, Time::from_us(1));
+    let p = r.next_packet().unwrap();
+    assert_eq!(p.psn, 4);
+    r.on_sent(&p, Time::from_us(1));
+    let d = s.on_packet(4, p.payload, p.last);
+    assert_eq!(d.reply, Some(Reply::Nak { psn: 5, msn: 0 }));
+    r.on_nak(5, Time::from_us(2));
+    let p = r.next_packet().unwrap();
+    assert_eq!((p.psn, p.last), (5, true));
+    r.on_sent(&p, Time::from_us(2));
+    let d = s.on_packet(5, p.payload, p.last);
+    assert_eq!(d.reply, Some(Reply::Ack { psn: 5, msn: 1 }));
+    r.on_ack(5, Time::from_us(3));
+    assert!(r.idle());
+    assert_eq!(r.stats.timeouts, 0);
+}
+
+/// A trimmed copy overtakes whole packets queued before it (it leaves from the trim
+/// queue): the responder does not NAK them, and NAKs the trimmed PSN once they are in.
+#[test]
+fn a_trimmed_copy_that_overtakes_is_naked_when_reached() {
+    for recovery in [Recovery::GoBackN, Recovery::Selective] {
+        let mut s = Responder::new(cfg(recovery), 0);
+        s.on_packet(0, 100, false);
+        assert_eq!(s.on_trimmed(3), None, "1 and 2 may still be on their way");
+        assert!(matches!(
+            s.on_packet(1, 100, false).reply,
+            Some(Reply::Ack { psn: 1, .. })
+        ));
+        assert_eq!(
+            s.on_packet(2, 100, false).reply,
+            Some(Reply::Nak { psn: 3, msn: 0 })
+        );
+        assert_eq!(s.stats.naks_sent, 1);
+    }
+}
+
 #[test]
 fn a_lost_last_packet_waits_for_the_timeout_and_retries_run_out() {
     let mut r = Requester::new(cfg(Recovery::GoBackN), 100, 0);
