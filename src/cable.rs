@@ -7,7 +7,8 @@
 //! port needs is bounded too: `lossless check` prints it, and the shipped TAP configs are
 //! sized from it.
 
-use lossless_buffer_model::Bytes;
+use lossless_buffer_model::{Bytes, Time};
+use lossless_pipeline::link::llr::ReplayNeed;
 
 /// Transmit queue length `lossless tap` gives each TAP: the kernel ring between the host's
 /// stack and our reads. A host that keeps sending while it is full loses frames there,
@@ -23,6 +24,28 @@ pub const READ_QUEUE_BYTES: usize = 64 * 1024;
 /// Frames beyond the ring and the queue: the one that crossed the limit, the one a reader
 /// holds while its queue is full, the one the host is sending when the XOFF lands.
 pub const FRAMES_IN_HAND: u64 = 3;
+
+/// Longest a frame and its acknowledgement take to cross a software cable between two
+/// `lossless tap` switches and back: each may wait behind a held-up thread, measured up to
+/// 6.4 ms on a busy virtual machine, on both switches.
+pub const ROUND_TRIP: Time = Time::from_us(4 * 6_400);
+
+/// What an LLR replay buffer on a `link:` port holds so that the sender does not idle
+/// waiting for ACKs: the frames the peer's side of the cable can hold (its ring, its read
+/// queue, the frames in hand), twice — frames on their way while ACKs come back through
+/// the same kind of cable — at the port's `mtu` or at 64 bytes, and a round trip of
+/// [`ROUND_TRIP`].
+pub fn replay_need(mtu: u32) -> ReplayNeed {
+    let frames_of = |frame: u32| {
+        let held = (frame as u64).saturating_sub(4).max(1);
+        RING_FRAMES as u64 + (READ_QUEUE_BYTES as u64 / held).max(1) + FRAMES_IN_HAND
+    };
+    ReplayNeed {
+        round_trip: ROUND_TRIP,
+        bytes: 2 * frames_of(mtu) * mtu as u64,
+        frames: 2 * frames_of(64),
+    }
+}
 
 /// Headroom a lossless PG on a TAP port needs, in cells of `cell` bytes, when the cable is
 /// full of frames of `frame` bytes (FCS included).

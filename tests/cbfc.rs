@@ -354,13 +354,13 @@ fn bad_cbfc_settings_name_the_file_line_key_and_rule() {
         (
             sw("", "[{tap: ll0}, {tap: ll1}]"),
             "s.qos.flow_control",
-            "a kernel interface carries no credit updates",
+            "a host's kernel sends no credit updates",
         ),
         (
             "switches:\n  - name: s\n    ports: [{tap: ll0, flow_control: cbfc}, {tap: ll1}]\n"
                 .to_string(),
             "s.ports[0].flow_control",
-            "a kernel interface carries no credit updates",
+            "a host's kernel sends no credit updates",
         ),
         (
             "switches:\n  - name: a\n    ports: {count: 2}\n    qos: {flow_control: cbfc}\n  - name: b\n    ports: {count: 2}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet1}\n"

@@ -321,6 +321,45 @@ fn bad_llr_settings_are_errors() {
         "s.llr.ports",
         "port Ethernet1 speaks LLR but `lossless tap` serves it with tap `ll1`",
     )]);
+    // An interface with a host behind it, and a port named twice over.
+    let iface = "name: bad\nseed: 1\nswitches:\n  - name: s\n    ports: [{iface: eth1}, {iface: eth2}]\n    llr: {}\n";
+    expect_config_errors(&[
+        (
+            iface.to_string(),
+            "s.llr.ports",
+            "(an interface with another lossless switch behind it is named with `link:`)",
+        ),
+        (
+            iface.replace("{iface: eth2}", "{iface: eth2, link: eth3}"),
+            "s.ports[1]",
+            "give one of `tap`",
+        ),
+    ]);
+}
+
+/// A `link:` port (another `lossless tap` switch behind a veth) may speak LLR and CBFC; its
+/// replay buffer and timer follow the software cable (src/cable.rs), not a 2 m one.
+#[test]
+fn a_link_port_speaks_llr_and_cbfc_sized_for_its_software_cable() {
+    let f = scenario(
+        "llr-link.yaml",
+        "name: link\nswitches:\n  - name: s\n    ports:\n      - {iface: eth1, speed: 1G, mtu: 1518}\n      - {link: eth9, speed: 1G, mtu: 1518, flow_control: cbfc}\n    llr: {ports: [Ethernet1]}\n",
+    );
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // 2 × (1024 ring slots + 43 frames in the read queue + 3 in hand) frames of 1518 B;
+    // 2 × (1024 + 1092 + 3) of 64 B; the timer twice the software round trip (4 × 6.4 ms).
+    assert_eq!(2 * (1024 + 43 + 3) * 1518, 3_248_520);
+    assert!(
+        out.contains("LLR: replay buffer 4238 frames / 3248.5KB, replay timer 51.2ms"),
+        "{out}"
+    );
+    assert!(out.contains("CBFC: credits of 128 B"), "{out}");
 }
 
 /// Below what line rate needs, `check` warns, naming the port and the numbers.

@@ -49,7 +49,7 @@ reasons! {
     MacControlTagged => "mac_control_tagged", "MAC Control EtherType behind a VLAN tag.";
     TruncatedLinkControl => "truncated_link_control", "Link-control message (EtherType 0x88B5) cut short, of another version or an unknown type.";
     CbfcNotEnabled => "cbfc_not_enabled", "CBFC credit message on a port that does not speak CBFC.";
-    LlrNotEnabled => "llr_not_enabled", "LLR control message on a port that does not speak LLR.";
+    LlrNotEnabled => "llr_not_enabled", "LLR control message or numbered frame on a port that does not speak LLR.";
     BadFcs => "bad_fcs", "FCS check failed: the frame was corrupted on the wire (a frame error).";
     LlrDiscard => "llr_discard", "Discarded by link-level retry: a duplicate, or a frame after a gap or a bad frame (the sender replays it).";
     Poisoned => "poisoned", "Poisoned by its sender (LLR: dropped, never retried).";

@@ -93,7 +93,7 @@ fn wait_for_interfaces(spec: &crate::config::SwitchSpec, limit: Duration) -> Res
         .iter()
         .flatten()
         .filter_map(|a| match a {
-            crate::config::Attach::Iface(n) => Some(n.as_str()),
+            crate::config::Attach::Iface(n) | crate::config::Attach::Link(n) => Some(n.as_str()),
             crate::config::Attach::Tap(_) => None,
         })
         .collect();

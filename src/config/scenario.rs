@@ -31,24 +31,35 @@ pub struct Scenario {
 pub enum Attach {
     /// A TAP device the switch creates (`tap:`), for a host to move into its namespace.
     Tap(String),
-    /// An interface that already exists (`iface:`): a veth end, a NIC.
+    /// An interface that already exists (`iface:`): a veth end, a NIC, with a host at
+    /// its other end.
     Iface(String),
+    /// An interface that already exists whose other end is another `lossless tap` switch
+    /// (`link:`): a veth between two switches. CBFC and LLR may run on it, their messages
+    /// carried in frames of EtherType 0x88B5 (docs/link-control.md).
+    Link(String),
 }
 
 impl Attach {
     /// The device's name.
     pub fn name(&self) -> &str {
         match self {
-            Attach::Tap(n) | Attach::Iface(n) => n,
+            Attach::Tap(n) | Attach::Iface(n) | Attach::Link(n) => n,
         }
     }
 
-    /// `tap` or `iface`, as the config key and the report say.
+    /// `tap`, `iface` or `link`, as the config key and the report say.
     pub fn kind(&self) -> &'static str {
         match self {
             Attach::Tap(_) => "tap",
             Attach::Iface(_) => "iface",
+            Attach::Link(_) => "link",
         }
+    }
+
+    /// Is another switch at the other end (so that it may speak CBFC and LLR)?
+    pub fn faces_switch(&self) -> bool {
+        matches!(self, Attach::Link(_))
     }
 }
 

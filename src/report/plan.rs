@@ -312,7 +312,7 @@ fn headroom(o: &mut String, spec: &SwitchSpec, first: usize, tap: bool) -> Need 
     if tap {
         let (cells, frame) = crate::cable::worst_cells(port.mtu, c.cell);
         let ring = match spec.attach[first] {
-            Some(Attach::Iface(_)) => "socket receive ring",
+            Some(Attach::Iface(_) | Attach::Link(_)) => "socket receive ring",
             _ => "kernel ring",
         };
         let _ = writeln!(

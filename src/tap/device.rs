@@ -38,8 +38,14 @@ impl Device {
     pub fn open(a: &Attach, mtu: u32) -> io::Result<Device> {
         match a {
             Attach::Tap(name) => Ok(Device::Tap(Tap::open(name, Some(cable::RING_FRAMES))?)),
-            Attach::Iface(name) => {
-                let i = Iface::open(name, cable::RING_FRAMES, mtu)?;
+            Attach::Iface(name) | Attach::Link(name) => {
+                // A link to another switch may carry LLR's header on every frame.
+                let extra = if a.faces_switch() {
+                    lossless_pipeline::wire::link_control::LLR_DATA_HEADER as u32
+                } else {
+                    0
+                };
+                let i = Iface::open(name, cable::RING_FRAMES, mtu + extra)?;
                 let base = iface_counters(name).unwrap_or_default();
                 Ok(Device::Iface(i, base))
             }

@@ -28,6 +28,8 @@ use crossbeam_channel::{bounded, Sender, TrySendError};
 use device::Device;
 use inbox::Inbox;
 use lossless_buffer_model::Time;
+use lossless_pipeline::link::FrameClass;
+use lossless_pipeline::wire::link_control;
 use lossless_pipeline::{Packet, Switch};
 use lossless_sys::kernel::TapCounters;
 use lossless_sys::sched::Realtime;
@@ -156,6 +158,23 @@ pub enum TapError {
         /// OS error.
         source: io::Error,
     },
+    /// A link port speaks LLR over an interface whose MTU leaves no room for the header
+    /// that numbers each frame.
+    #[error("port {port} speaks LLR over `{name}`, whose MTU is {has}: LLR adds {header} bytes to every frame, so frames of the port's MTU ({mtu} B with the FCS) need an interface MTU of at least {need} on both ends of the link (ip link set {name} mtu {need})")]
+    LlrMtu {
+        /// Port name.
+        port: String,
+        /// Interface name.
+        name: String,
+        /// The interface's MTU.
+        has: u32,
+        /// The port's MTU (frame bytes, FCS included).
+        mtu: u32,
+        /// Bytes the LLR header adds.
+        header: usize,
+        /// The interface MTU needed.
+        need: u32,
+    },
     /// An interface could not be attached.
     #[error("cannot attach to interface `{name}`: {source}{hint}")]
     Attach {
@@ -176,7 +195,7 @@ fn open_error(a: &crate::config::Attach, source: io::Error) -> TapError {
     let name = a.name().to_string();
     match a {
         crate::config::Attach::Tap(_) => TapError::Open { name, source },
-        crate::config::Attach::Iface(_) => {
+        crate::config::Attach::Iface(_) | crate::config::Attach::Link(_) => {
             let hint = match source.kind() {
                 io::ErrorKind::PermissionDenied => {
                     " (needs root, or CAP_NET_RAW and CAP_NET_ADMIN)"
@@ -186,6 +205,28 @@ fn open_error(a: &crate::config::Attach, source: io::Error) -> TapError {
             TapError::Attach { name, source, hint }
         }
     }
+}
+
+/// An LLR port's interface must carry the port's largest frame plus the LLR header: its
+/// MTU counts the bytes after the 14-byte Ethernet header, without the FCS.
+fn check_llr_mtu(
+    port: &lossless_pipeline::config::PortConfig,
+    a: &crate::config::Attach,
+) -> Result<(), TapError> {
+    let header = link_control::LLR_DATA_HEADER;
+    let need = port.mtu - 18 + header as u32;
+    let has = lossless_sys::netdev::if_mtu(a.name()).map_err(|source| open_error(a, source))?;
+    if has < need {
+        return Err(TapError::LlrMtu {
+            port: port.name.clone(),
+            name: a.name().to_string(),
+            has,
+            mtu: port.mtu,
+            header,
+            need,
+        });
+    }
+    Ok(())
 }
 
 /// A port's reader and writer threads, and the writer's queue of frame batches.
@@ -249,6 +290,9 @@ impl TapSwitch {
                 .as_ref()
                 .ok_or_else(|| TapError::NoTapName(port.name.clone()))?;
             let dev = Device::open(a, port.mtu).map_err(|source| open_error(a, source))?;
+            if port.llr.is_some() {
+                check_llr_mtu(port, a)?;
+            }
             devs.push((Arc::new(dev), a.clone(), port.mtu));
         }
         let inbox = Arc::new(Inbox::new(devs.len(), cable::READ_QUEUE_BYTES));
@@ -385,8 +429,10 @@ impl TapSwitch {
         Ok(())
     }
 
-    /// A frame (no FCS) read from `port`.
-    fn receive(&mut self, port: usize, data: Vec<u8>, now: Time) {
+    /// A frame (no FCS) read from `port`. A frame another switch numbered for
+    /// link-level retry loses the header that carries its number (UE carries it in the
+    /// preamble, outside the frame), which goes with it as its hop tag.
+    fn receive(&mut self, port: usize, mut data: Vec<u8>, now: Time) {
         if self.ports[port].state == PortState::LinkDown
             && matches!(*self.ports[port].dev, Device::Tap(_))
         {
@@ -397,8 +443,20 @@ impl TapSwitch {
         // before it reached the wire: it counts as that long. A TAP hands it over unpadded,
         // and the padding is not held, so that it is never parsed as a header (a PFC frame
         // cut after its opcode is truncated, not one that enables no priority).
+        let hop = link_control::unwrap_llr_data(&mut data);
         let len = (data.len().max(MIN_FRAME_NO_FCS) + 4) as u32;
-        self.sw.receive(port, Packet::new(data, len), now);
+        let mut pkt = Packet::new(data, len);
+        if let Some(hop) = hop {
+            pkt.hop = hop;
+        }
+        pkt.meta.class = link_control::class_of(&pkt.data);
+        if pkt.meta.class.is_ordered_set() {
+            self.ports[port]
+                .stats
+                .ordered_sets_read
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        self.sw.receive(port, pkt, now);
     }
 
     fn link_up(&mut self, port: usize, now: Time) {
@@ -478,7 +536,8 @@ impl TapSwitch {
     /// veths of the same names): attach to it with new reader and writer threads.
     fn reattach(&mut self, port: usize, now: Time) {
         let p = &mut self.ports[port];
-        let crate::config::Attach::Iface(name) = &p.attach else {
+        let (crate::config::Attach::Iface(name) | crate::config::Attach::Link(name)) = &p.attach
+        else {
             return;
         };
         if lossless_sys::netdev::if_index(name).is_err() {
@@ -539,18 +598,29 @@ impl TapSwitch {
         self.link_changes += 1;
     }
 
-    /// Start every frame the switch has due: control frames (PFC, PAUSE) are written at
-    /// once, data frames handed to the port's writer. Returns how many frames were started.
+    /// Start every frame the switch has due: control frames (PFC, PAUSE, CBFC's CF_Update,
+    /// LLR's messages) are written at once, data frames handed to the port's writer, each
+    /// with the LLR header its hop tag asks for. A CC_Update goes with the data frames, in
+    /// order: the consumed count it carries covers every frame sent before it, so it must
+    /// not overtake one (the receiver would take it for lost, and count it twice when it
+    /// came). Returns how many frames were started.
     fn transmit(&mut self, now: Time) -> usize {
         let ports = &mut self.ports;
         let mut started = 0;
         self.sw.poll_due(now, &mut |port, pkt: Packet| {
             started += 1;
             let p = &mut ports[port];
-            if pkt.meta.class.is_control() {
-                p.stats.written(&p.dev.write(&pkt.data));
+            let class = pkt.meta.class;
+            if class.is_control() && class != FrameClass::CreditResync {
+                let r = p.dev.write(&pkt.data);
+                if class.is_ordered_set() && r.is_ok() {
+                    p.stats.ordered_sets_written.fetch_add(1, Ordering::Relaxed);
+                }
+                p.stats.written(&r);
             } else {
-                p.batch.push(pkt.data);
+                let mut data = pkt.data;
+                link_control::wrap_llr_data(&mut data, pkt.hop);
+                p.batch.push(data);
             }
         });
         for p in ports.iter_mut().filter(|p| !p.batch.is_empty()) {

@@ -44,7 +44,7 @@ impl TapSwitch {
                 let iface = matches!(*p.dev, Device::Iface(..));
                 TapPortReport {
                     port: self.sw.config().ports[i].name.clone(),
-                    device: p.dev.kind(),
+                    device: p.attach.kind(),
                     tap: name.clone().filter(|_| !iface),
                     iface: name.filter(|_| iface),
                     state: p.state.name(),
@@ -53,6 +53,8 @@ impl TapSwitch {
                     write_errors: PortIoStats::get(&s.write_errors),
                     write_overruns: PortIoStats::get(&s.write_overruns),
                     oversize_frames: p.carried.oversize + p.dev.oversize(),
+                    ordered_set_frames_read: PortIoStats::get(&s.ordered_sets_read),
+                    ordered_set_frames_written: PortIoStats::get(&s.ordered_sets_written),
                     checksums_completed: p.carried.checksums + p.dev.checksums_completed(),
                     kernel: match (p.kernel, p.reattached) {
                         (Some(k), _) => Some(KernelReport::from(&(p.carried.kernel + k))),

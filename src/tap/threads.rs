@@ -44,6 +44,11 @@ pub struct PortIoStats {
     pub write_overruns: AtomicU64,
     /// A write failed: the host has set the link down (cleared by the pipeline thread).
     pub link_down: AtomicBool,
+    /// Frames read that carried what UE sends as control ordered sets (CF_Update, LLR's
+    /// messages): not among the port's received frames.
+    pub ordered_sets_read: AtomicU64,
+    /// Frames written that carried control ordered sets: not among its sent frames.
+    pub ordered_sets_written: AtomicU64,
     /// Frames handed to the writer that it has not finished yet (while nonzero, the
     /// pipeline thread does not write data frames itself: they would overtake these).
     pub pending: AtomicU64,

@@ -197,17 +197,69 @@ impl Lab {
     /// its own out of the ports.
     fn add_switch_namespace(&mut self) {
         let ns = self.switch_ns();
-        must(&["ip", "netns", "add", &ns]);
-        self.namespaces.push(ns.clone());
+        self.add_namespace(&ns);
+    }
+
+    /// A namespace `ns` this lab deletes: IPv6 off, so that its kernel sends nothing of
+    /// its own, and loopback up.
+    pub fn add_namespace(&mut self, ns: &str) {
+        must(&["ip", "netns", "add", ns]);
+        self.namespaces.push(ns.to_string());
         for cmd in [
             vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
             vec!["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
             vec!["ip", "link", "set", "lo", "up"],
         ] {
-            let mut full = vec!["ip", "netns", "exec", &ns];
+            let mut full = vec!["ip", "netns", "exec", ns];
             full.extend(cmd);
             must(&full);
         }
+    }
+
+    /// Run `args` in namespace `ns`, which must succeed.
+    pub fn must_in(ns: &str, args: &[&str]) {
+        let mut full = vec!["ip", "netns", "exec", ns];
+        full.extend_from_slice(args);
+        must(&full);
+    }
+
+    /// Start `lossless tap CFG --quiet --json REPORT` in namespace `ns` (`ip netns exec`
+    /// execs it: the handle's pid is the switch's); its handle.
+    pub fn spawn_tap(&mut self, ns: &str, cfg: &Path, report: &Path) -> usize {
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_lossless"), "tap"])
+            .arg(cfg)
+            .args(["--quiet", "--json"])
+            .arg(report)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        self.procs.push(child);
+        self.procs.len() - 1
+    }
+
+    /// SIGTERM process `k` (by pid) and wait, at most `limit`, for it to exit cleanly;
+    /// its stderr.
+    pub fn terminate(&mut self, k: usize, limit: Duration) -> String {
+        must(&["kill", "-TERM", &self.procs[k].id().to_string()]);
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(s) = self.procs[k].try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "process {k} did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = self.procs[k].stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+        }
+        assert!(status.success(), "process {k} exited with {status}: {err}");
+        err
     }
 
     /// Namespace of the switch (veth labs).
@@ -298,7 +350,7 @@ impl Lab {
         let deadline = Instant::now() + Duration::from_secs(10);
         if spec.veth {
             // One packet socket per port, listed by the switch's namespace.
-            while self.packet_sockets() < spec.ports {
+            while Lab::packet_sockets(&self.switch_ns()) < spec.ports {
                 assert!(
                     Instant::now() < deadline,
                     "the switch did not attach to its interfaces"
@@ -315,16 +367,9 @@ impl Lab {
         }
     }
 
-    /// Packet sockets open in the switch's namespace (veth labs).
-    fn packet_sockets(&self) -> usize {
-        let o = sh(&[
-            "ip",
-            "netns",
-            "exec",
-            &self.switch_ns(),
-            "cat",
-            "/proc/net/packet",
-        ]);
+    /// Packet sockets open in namespace `ns` (a switch's, in veth labs).
+    pub fn packet_sockets(ns: &str) -> usize {
+        let o = sh(&["ip", "netns", "exec", ns, "cat", "/proc/net/packet"]);
         String::from_utf8_lossy(&o.stdout).lines().skip(1).count()
     }
 
@@ -334,8 +379,7 @@ impl Lab {
     /// checksum offload stays on, as a container's is.
     pub fn add_host(&mut self, i: usize) {
         let (ns, tap) = (self.ns(i), self.tap(i));
-        must(&["ip", "netns", "add", &ns]);
-        self.namespaces.push(ns.clone());
+        self.add_namespace(&ns);
         if self.veth {
             let (sw_ns, sw_if) = (self.switch_ns(), Lab::switch_iface(i));
             must(&[

@@ -176,6 +176,10 @@ impl LinkLayer {
         if fcs == Fcs::Bad {
             self.tx.counters.rx_bad_fcs += 1;
         }
+        if self.llr.is_none() && pkt.hop.llr_seq().is_some() {
+            // Numbered by a peer that speaks LLR to a port that does not.
+            return Err(DropReason::LlrNotEnabled);
+        }
         let taken = match &mut self.llr {
             Some(l) if !pkt.meta.class.is_control() => {
                 self.tx.touch();

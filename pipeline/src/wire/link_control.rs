@@ -19,10 +19,19 @@
 //! ```
 //!
 //! Frames are padded to 60 bytes (64 with the FCS).
+//!
+//! A data frame on an LLR link carries its sequence number (UE: in the preamble) in 8
+//! bytes inserted after its MAC addresses, its own EtherType and payload following:
+//!
+//! ```text
+//! 12..14 0x88B5, 14 version (1), 15 type 7 LLR_DATA, 16..19 sequence number (24 bits,
+//!        the low 20 used), 19 flags (bit 0: poisoned), 20.. the frame from its EtherType
+//! ```
 
 use crate::link::cbfc::{CreditMessage, VCS};
 use crate::link::llr::LlrMessage;
-use crate::link::ControlFrame;
+use crate::link::{ControlFrame, FrameClass};
+use crate::packet::{Fcs, Hop};
 
 /// EtherType of these messages (IEEE 802 local experimental 1).
 pub const ETHERTYPE_LINK_CONTROL: u16 = 0x88B5;
@@ -42,6 +51,12 @@ pub const TYPE_LLR_INIT_ECHO: u8 = 4;
 pub const TYPE_LLR_ACK: u8 = 5;
 /// Message type of an LLR NACK.
 pub const TYPE_LLR_NACK: u8 = 6;
+/// A data frame numbered for link-level retry (its header, not a message).
+pub const TYPE_LLR_DATA: u8 = 7;
+/// Bytes an LLR data header adds to a frame.
+pub const LLR_DATA_HEADER: usize = 8;
+/// Flag: the sender poisoned the frame (it must not be retried).
+const LLR_DATA_POISONED: u8 = 1;
 /// Bytes held of a message frame at least (64 on the wire with the FCS).
 pub const MIN_HELD: usize = 60;
 
@@ -120,6 +135,66 @@ pub fn parse(frame: &[u8]) -> Result<ControlFrame, Malformed> {
         TYPE_LLR_NACK => ControlFrame::Retry(LlrMessage::Nack { seq: seq() }),
         _ => ControlFrame::Credit(parse_credit(frame)?),
     })
+}
+
+/// What a frame read from a wire is to its link, by a glance at its EtherType and type:
+/// a CF_Update or an LLR message is what UE sends as a control ordered set (not counted
+/// among the port's frames), a CC_Update a control frame; anything else is data (a
+/// malformed message is found so when the frame is parsed).
+pub fn class_of(frame: &[u8]) -> FrameClass {
+    if frame.len() <= field::TYPE || frame[field::ETHERTYPE] != ETHERTYPE_LINK_CONTROL.to_be_bytes()
+    {
+        return FrameClass::Data;
+    }
+    match frame[field::TYPE] {
+        TYPE_CF_UPDATE => FrameClass::CreditUpdate,
+        TYPE_CC_UPDATE => FrameClass::CreditResync,
+        TYPE_LLR_INIT..=TYPE_LLR_NACK => FrameClass::Retry,
+        _ => FrameClass::Data,
+    }
+}
+
+/// Number the data frame `frame` (from its destination MAC on) for the link: insert the
+/// LLR data header carrying `hop`'s sequence number and poison mark after the MACs.
+/// A frame without a sequence number is left as it is.
+pub fn wrap_llr_data(frame: &mut Vec<u8>, hop: Hop) {
+    let Some(seq) = hop.llr_seq() else {
+        return;
+    };
+    if frame.len() < field::ETHERTYPE.start {
+        return;
+    }
+    let s = (seq & 0xF_FFFF).to_be_bytes();
+    let flags = if hop.fcs() == Fcs::Poisoned {
+        LLR_DATA_POISONED
+    } else {
+        0
+    };
+    let at = field::ETHERTYPE.start;
+    let [e0, e1] = ETHERTYPE_LINK_CONTROL.to_be_bytes();
+    frame.splice(
+        at..at,
+        [e0, e1, VERSION, TYPE_LLR_DATA, s[1], s[2], s[3], flags],
+    );
+}
+
+/// If `frame` is an LLR data frame, take its header off and return what it said about
+/// the hop (sequence number, poison); None for any other frame, left as it is.
+pub fn unwrap_llr_data(frame: &mut Vec<u8>) -> Option<Hop> {
+    let at = field::ETHERTYPE.start;
+    if frame.len() < at + LLR_DATA_HEADER + 2
+        || frame[field::ETHERTYPE] != ETHERTYPE_LINK_CONTROL.to_be_bytes()
+        || frame[field::VERSION] != VERSION
+        || frame[field::TYPE] != TYPE_LLR_DATA
+    {
+        return None;
+    }
+    let mut hop = Hop::llr(u24(&frame[field::LLR_SEQ]));
+    if frame[field::LLR_SEQ.end] & LLR_DATA_POISONED != 0 {
+        hop.poison();
+    }
+    frame.drain(at..at + LLR_DATA_HEADER);
+    Some(hop)
 }
 
 /// Write the LLR message `msg` from `source` into `out` (cleared first; padded to 60
@@ -212,6 +287,32 @@ mod tests {
     }
 
     #[test]
+    fn an_llr_data_header_goes_on_and_comes_off() {
+        let frame: Vec<u8> = (0..64u8).collect();
+        let mut out = frame.clone();
+        wrap_llr_data(&mut out, Hop::llr(0xA_BCDE));
+        assert_eq!(out.len(), 72);
+        assert_eq!(&out[..12], &frame[..12]);
+        assert_eq!(
+            &out[12..20],
+            &[0x88, 0xB5, 1, TYPE_LLR_DATA, 0x0A, 0xBC, 0xDE, 0]
+        );
+        assert_eq!(&out[20..], &frame[12..]);
+        assert_eq!(unwrap_llr_data(&mut out), Some(Hop::llr(0xA_BCDE)));
+        assert_eq!(out, frame);
+        // Poisoned, and a plain frame: left alone.
+        let mut hop = Hop::llr(5);
+        hop.poison();
+        wrap_llr_data(&mut out, hop);
+        assert_eq!(out[19], 1);
+        assert_eq!(unwrap_llr_data(&mut out), Some(hop));
+        wrap_llr_data(&mut out, Hop::PLAIN);
+        assert_eq!(out, frame);
+        assert_eq!(unwrap_llr_data(&mut out), None);
+        assert_eq!(out, frame);
+    }
+
+    #[test]
     fn llr_messages_read_back() {
         for m in [
             LlrMessage::Init { seq: 0 },
@@ -225,6 +326,7 @@ mod tests {
             assert_eq!(parse(&out), Ok(ControlFrame::Retry(m)));
         }
         let mut out = Vec::new();
+        assert_eq!(class_of(&out), FrameClass::Retry);
         emit_retry(&mut out, [0; 6], &LlrMessage::Nack { seq: 0x1_2345 });
         assert_eq!(&out[14..19], &[1, TYPE_LLR_NACK, 0x01, 0x23, 0x45]);
     }

@@ -215,6 +215,9 @@ pub struct PortEntry {
     pub tap: Option<Val<String>>,
     /// Existing interface (a veth end, a NIC) `lossless tap` attaches to instead.
     pub iface: Option<Val<String>>,
+    /// Existing interface cabled to another `lossless tap` switch (CBFC and LLR may run
+    /// on it).
+    pub link: Option<Val<String>>,
     /// Speed.
     pub speed: Option<Val<Scalar>>,
     /// Cable length.

@@ -378,6 +378,7 @@ fn ports(cx: &Ctx, opts: &Options) -> Result<Vec<Val<PortEntry>>, Diag> {
                 name: Some(val(name.clone(), e)),
                 tap: opts.tap_prefix.as_ref().map(|p| bare(format!("{p}{i}"))),
                 iface: None,
+                link: None,
                 speed,
                 cable,
                 delay: None,

@@ -57,13 +57,13 @@ pub fn resolve(
     let mut short: Vec<(String, Vec<String>)> = Vec::new();
     for &i in &speakers {
         let port = &mut ports[i];
-        if let Some(dev) = &attach[i] {
+        if let Some(dev) = attach[i].as_ref().filter(|a| !a.faces_switch()) {
             let (at, key) = where_set(raw_sw, sw, i);
             return d.error(
                 at,
                 &key,
                 format!(
-                    "port {} speaks CBFC but `lossless tap` serves it with {} `{}`: a kernel interface carries no credit updates, so a host there would never be given credits",
+                    "port {} speaks CBFC but `lossless tap` serves it with {} `{}`: a host's kernel sends no credit updates, so it would never be given credits (an interface with another lossless switch behind it is named with `link:`)",
                     port.name,
                     dev.kind(),
                     dev.name()
@@ -87,7 +87,10 @@ pub fn resolve(
                 );
             }
         }
-        if let Some(w) = below_line_rate(port, &setup, turnaround) {
+        // A `link:` port's round trip is the two switches' scheduling, not a cable: the
+        // credits bound what is in flight either way, and no rate can be promised.
+        let software = attach[i].is_some();
+        if let Some(w) = below_line_rate(port, &setup, turnaround).filter(|_| !software) {
             match short.iter_mut().find(|(t, _)| *t == w) {
                 Some((_, names)) => names.push(port.name.clone()),
                 None => short.push((w, vec![port.name.clone()])),

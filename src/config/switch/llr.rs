@@ -54,26 +54,39 @@ pub fn resolve(
     let mut short: Vec<(String, Vec<String>)> = Vec::new();
     for i in named {
         let port = &mut ports[i];
-        if let Some(dev) = &attach[i] {
+        if let Some(dev) = attach[i].as_ref().filter(|a| !a.faces_switch()) {
             return d.error(
                 r.ports.as_ref().and_then(line).or(line(raw)),
                 &k.at("ports"),
                 format!(
-                    "port {} speaks LLR but `lossless tap` serves it with {} `{}`: a host's kernel neither numbers its frames nor answers with ACKs, so LLR runs only on links between switches",
+                    "port {} speaks LLR but `lossless tap` serves it with {} `{}`: a host's kernel neither numbers its frames nor answers with ACKs, so LLR runs only on links between switches (an interface with another lossless switch behind it is named with `link:`)",
                     port.name,
                     dev.kind(),
                     dev.name()
                 ),
             );
         }
-        let need = base.setup.need(port.speed, port.propagation(), port.mtu);
+        // A `link:` port's cable is software (crate::cable): the buffer and the timer
+        // follow its bounds, and the default timer may exceed what SONiC accepts for a
+        // hardware link.
+        let software = attach[i].is_some();
+        let need = if software {
+            crate::cable::replay_need(port.mtu)
+        } else {
+            base.setup.need(port.speed, port.propagation(), port.mtu)
+        };
         let mut s = base.setup;
         s.max_bytes = base.bytes.unwrap_or(need.bytes);
         s.max_frames = base
             .frames
             .unwrap_or(need.frames.min(MAX_OUTSTANDING_FRAMES as u64) as u32);
         s.replay_timer = base.replay_timer.unwrap_or_else(|| {
-            Time::from_ps((2 * need.round_trip.as_ps()).min(MAX_REPLAY_TIMER.as_ps()))
+            let twice = Time::from_ps(2 * need.round_trip.as_ps());
+            if software {
+                twice
+            } else {
+                twice.min(MAX_REPLAY_TIMER)
+            }
         });
         if s.max_bytes < port.mtu as u64 {
             return d.error(

@@ -1,5 +1,5 @@
 //! `ports:` of a switch, in either form — `{count, speed, cable, mtu, tap_prefix}` for
-//! uniform ports or a list of `{name, tap | iface, speed, cable, delay, mtu}` — resolved
+//! uniform ports or a list of `{name, tap | iface | link, speed, cable, delay, mtu}` — resolved
 //! by one loop: the uniform form is first spelled out as a list.
 
 use crate::config::diag::{Diag, Diags, Key};
@@ -22,6 +22,7 @@ struct Draft<'a> {
     name: Option<&'a Val<String>>,
     tap: Option<String>,
     iface: Option<&'a Val<String>>,
+    link: Option<&'a Val<String>>,
     speed: &'a Option<Val<Scalar>>,
     cable: &'a Option<Val<Scalar>>,
     delay: &'a Option<Val<Scalar>>,
@@ -50,6 +51,7 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
                 name: None,
                 tap: u.tap_prefix.as_ref().map(|t| format!("{}{i}", t.value)),
                 iface: None,
+                link: None,
                 speed: &u.speed,
                 cable: &u.cable,
                 delay: &u.delay,
@@ -66,6 +68,7 @@ fn drafts<'a>(d: &Diags, key: &Key, p: &'a Val<PortsRaw>) -> Result<Vec<Draft<'a
                 name: e.value.name.as_ref(),
                 tap: e.value.tap.as_ref().map(|t| t.value.clone()),
                 iface: e.value.iface.as_ref(),
+                link: e.value.link.as_ref(),
                 speed: &e.value.speed,
                 cable: &e.value.cable,
                 delay: &e.value.delay,
@@ -149,22 +152,23 @@ pub fn resolve(
 /// The port's device: a TAP to create or an interface to attach to, named as Linux
 /// allows (1–15 bytes, no '/', no spaces).
 fn device(d: &Diags, dr: &Draft) -> Result<Option<Attach>> {
-    let dev = match (&dr.tap, dr.iface) {
-        (Some(_), Some(_)) => {
+    let dev = match (&dr.tap, dr.iface, dr.link) {
+        (Some(t), None, None) => Attach::Tap(t.clone()),
+        (None, Some(i), None) => Attach::Iface(i.value.clone()),
+        (None, None, Some(l)) => Attach::Link(l.value.clone()),
+        (None, None, None) => return Ok(None),
+        _ => {
             return d.error(
                 dr.line,
                 &dr.key,
-                "give `tap` (a TAP to create) or `iface` (an interface that exists), not both",
+                "give one of `tap` (a TAP to create), `iface` (an interface that exists, a host behind it) or `link` (an interface that exists, another lossless switch behind it)",
             );
         }
-        (Some(t), None) => Attach::Tap(t.clone()),
-        (None, Some(i)) => Attach::Iface(i.value.clone()),
-        (None, None) => return Ok(None),
     };
     let n = dev.name();
     if n.is_empty() || n.len() > 15 || n.contains(['/', '\0']) || n.chars().any(char::is_whitespace)
     {
-        let at = dr.iface.map_or(dr.line, line);
+        let at = dr.iface.or(dr.link).map_or(dr.line, line);
         return d.error(
             at,
             &dr.key.at(dev.kind()),

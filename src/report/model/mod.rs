@@ -500,7 +500,8 @@ pub struct TapReport {
 pub struct TapPortReport {
     /// Switch port name.
     pub port: String,
-    /// `tap` (a TAP the switch created) or `iface` (an interface that existed).
+    /// `tap` (a TAP the switch created), `iface` (an interface that existed, a host
+    /// behind it) or `link` (an interface that existed, another switch behind it).
     pub device: &'static str,
     /// The TAP's name, for a TAP port.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -520,6 +521,13 @@ pub struct TapPortReport {
     pub write_overruns: u64,
     /// Frames longer than the receive ring's slots (interfaces only), dropped.
     pub oversize_frames: u64,
+    /// Frames read that carried what Ultra Ethernet sends as control ordered sets
+    /// (CF_Update, LLR's messages; `link` ports): in `read_frames`, not among the
+    /// switch port's received frames.
+    pub ordered_set_frames_read: u64,
+    /// Frames written that carried control ordered sets: in `written_frames`, not among
+    /// the switch port's sent frames.
+    pub ordered_set_frames_written: u64,
     /// Frames whose TCP or UDP checksum the sender left to offload, completed on the way
     /// in (interfaces only).
     pub checksums_completed: u64,

@@ -19,7 +19,7 @@ pub fn render(o: &mut String, r: &Report) {
     for p in &t.ports {
         let dev = match (&p.tap, &p.iface) {
             (Some(n), _) => format!("tap {n}"),
-            (_, Some(n)) => format!("iface {n}"),
+            (_, Some(n)) => format!("{} {n}", p.device),
             _ => "-".into(),
         };
         let _ = writeln!(
@@ -34,6 +34,18 @@ pub fn render(o: &mut String, r: &Report) {
             p.write_overruns,
             p.oversize_frames,
             p.kernel.map_or(0, |k| k.host_tx_dropped)
+        );
+    }
+    let (os_read, os_written) = t.ports.iter().fold((0, 0), |(r, w), p| {
+        (
+            r + p.ordered_set_frames_read,
+            w + p.ordered_set_frames_written,
+        )
+    });
+    if os_read + os_written > 0 {
+        let _ = writeln!(
+            o,
+            "among them, frames carrying control ordered sets (CF_Update, LLR messages; not the switch ports' frames): read {os_read}, written {os_written}"
         );
     }
     let _ = writeln!(
