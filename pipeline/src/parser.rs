@@ -124,7 +124,7 @@ pub struct BthFields {
 }
 
 /// The header vector of one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Parsed {
     /// Destination MAC.
     pub dst: [u8; 6],

@@ -398,7 +398,7 @@ fn hundred_thousand_mac_control_frames_decode_as_by_hand() {
         let want = mac_control_by_hand(&f, len);
         match (got, want) {
             (Ok(p), Ok(m)) => {
-                assert_eq!(p.control, Some(m), "case {i}: {f:02x?} len {len}");
+                assert_eq!(p.control, Some(m.clone()), "case {i}: {f:02x?} len {len}");
                 decoded[matches!(m, lossless_pipeline::link::ControlFrame::Pfc { .. }) as usize] +=
                     1;
             }

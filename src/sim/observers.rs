@@ -170,8 +170,23 @@ impl Observers {
     }
 
     /// Before an event at `t`: with `sample: change`, write what the instant before it
-    /// changed.
+    /// changed. Called before every event: the check is inlined into the event loop,
+    /// the writing is not.
+    #[inline(always)]
     pub fn instant(
+        &mut self,
+        t: Time,
+        switches: &[SwitchNode],
+        hosts: &mut [HostNode],
+    ) -> Result<(), SimError> {
+        match &self.sampler {
+            Some((s, _)) if s.on_change() => self.write_instant(t, switches, hosts),
+            _ => Ok(()),
+        }
+    }
+
+    #[inline(never)]
+    fn write_instant(
         &mut self,
         t: Time,
         switches: &[SwitchNode],
@@ -180,9 +195,6 @@ impl Observers {
         let Some((s, path)) = &mut self.sampler else {
             return Ok(());
         };
-        if !s.on_change() {
-            return Ok(());
-        }
         s.instant(t, switches, hosts)
             .map_err(|source| SimError::Output {
                 path: path.clone(),

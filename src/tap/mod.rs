@@ -473,7 +473,7 @@ impl TapSwitch {
         eprintln!(
             "lossless tap: port {} ({} {}) is gone: {e}; serving the other ports",
             self.sw.config().ports[port].name,
-            p.dev.kind(),
+            p.attach.kind(),
             p.dev.name()
         );
         p.state = PortState::Gone;
@@ -591,7 +591,7 @@ impl TapSwitch {
         eprintln!(
             "lossless tap: port {} ({} {}) link is down; its queued frames are dropped",
             self.sw.config().ports[port].name,
-            p.dev.kind(),
+            p.attach.kind(),
             p.dev.name()
         );
         self.sw.set_link(port, false, now);

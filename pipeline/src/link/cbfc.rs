@@ -474,7 +474,7 @@ impl CbfcLink {
             }
             return Some(CreditMessage::CcUpdate {
                 credited: self.setup.credited,
-                consumed,
+                consumed: Box::new(consumed),
             });
         }
         let (at, v) = self
@@ -539,7 +539,7 @@ impl CbfcLink {
 }
 
 /// A CBFC control message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CreditMessage {
     /// Receiver → sender: channel `vc`'s freed count (mod 2^20). An 8-byte ordered set.
     CfUpdate {
@@ -553,8 +553,9 @@ pub enum CreditMessage {
     CcUpdate {
         /// Channels carried, bit = VC.
         credited: u32,
-        /// Consumed count per channel, mod 2^20.
-        consumed: [u32; VCS],
+        /// Consumed count per channel, mod 2^20 (out of line: every parsed frame has room
+        /// for a control message, and a rare CC_Update must not make that room 128 bytes).
+        consumed: Box<[u32; VCS]>,
     },
 }
 

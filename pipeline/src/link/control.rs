@@ -59,7 +59,7 @@ impl FrameClass {
 }
 
 /// A control frame's meaning: what the receiving link layer acts on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControlFrame {
     /// IEEE 802.1Qbb PFC: the priorities it speaks for and their pause times.
     Pfc {

@@ -327,10 +327,12 @@ impl LinkLayer {
         }
         let msg = self.cbfc.as_mut()?.take(now)?;
         self.tx.touch();
+        let ordered_set = matches!(msg, CreditMessage::CfUpdate { .. });
         let pkt = ControlFrame::Credit(msg).emit(buf, self.mac);
-        let wire = match msg {
-            CreditMessage::CfUpdate { .. } => self.ordered_set_wire,
-            CreditMessage::CcUpdate { .. } => self.speed().wire_time(pkt.len as u64),
+        let wire = if ordered_set {
+            self.ordered_set_wire
+        } else {
+            self.speed().wire_time(pkt.len as u64)
         };
         if !pkt.meta.class.is_ordered_set() {
             self.tx.counters.tx_packets += 1;

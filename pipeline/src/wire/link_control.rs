@@ -116,7 +116,10 @@ pub fn parse_credit(frame: &[u8]) -> Result<CreditMessage, Malformed> {
                     at += 3;
                 }
             }
-            Ok(CreditMessage::CcUpdate { credited, consumed })
+            Ok(CreditMessage::CcUpdate {
+                credited,
+                consumed: Box::new(consumed),
+            })
         }
         _ => Err(Malformed),
     }
@@ -223,13 +226,16 @@ pub fn emit_credit(out: &mut Vec<u8>, source: [u8; 6], msg: &CreditMessage) {
     out.extend_from_slice(&source);
     out.extend_from_slice(&ETHERTYPE_LINK_CONTROL.to_be_bytes());
     out.push(VERSION);
-    match *msg {
+    match msg {
         CreditMessage::CfUpdate { vc, freed } => {
             out.push(TYPE_CF_UPDATE);
-            out.push(vc);
+            out.push(*vc);
             out.extend_from_slice(&(freed & 0xF_FFFF).to_be_bytes()[1..]);
         }
-        CreditMessage::CcUpdate { credited, consumed } => {
+        &CreditMessage::CcUpdate {
+            credited,
+            ref consumed,
+        } => {
             out.push(TYPE_CC_UPDATE);
             out.extend_from_slice(&credited.to_be_bytes());
             for (v, c) in consumed.iter().enumerate() {
@@ -272,7 +278,7 @@ mod tests {
         consumed[31] = 77;
         let m = CreditMessage::CcUpdate {
             credited: (1 << 3) | (1 << 4) | (1 << 31),
-            consumed,
+            consumed: Box::new(consumed),
         };
         let mut out = Vec::new();
         emit_credit(&mut out, [0; 6], &m);
@@ -326,8 +332,17 @@ mod tests {
             assert_eq!(parse(&out), Ok(ControlFrame::Retry(m)));
         }
         let mut out = Vec::new();
-        assert_eq!(class_of(&out), FrameClass::Retry);
+        assert_eq!(class_of(&out), FrameClass::Data);
         emit_retry(&mut out, [0; 6], &LlrMessage::Nack { seq: 0x1_2345 });
         assert_eq!(&out[14..19], &[1, TYPE_LLR_NACK, 0x01, 0x23, 0x45]);
+        assert_eq!(class_of(&out), FrameClass::Retry);
+        emit_credit(
+            &mut out,
+            [0; 6],
+            &CreditMessage::CfUpdate { vc: 3, freed: 1 },
+        );
+        assert_eq!(class_of(&out), FrameClass::CreditUpdate);
+        out[15] = TYPE_LLR_DATA;
+        assert_eq!(class_of(&out), FrameClass::Data);
     }
 }

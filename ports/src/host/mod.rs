@@ -326,8 +326,9 @@ impl Host {
         if parse_into(&pkt.data, pkt.len, parsed).is_err() {
             return Received::Dropped(pkt);
         }
+        let control = parsed.control.take();
         let parsed = &*parsed;
-        match parsed.control {
+        match control {
             Some(frame) => match self.link.receive_control(now, frame) {
                 Ok(_) => Received::Pfc(pkt.data),
                 Err(_) => Received::Dropped(pkt),
@@ -441,7 +442,7 @@ impl Host {
                     psn: b.psn,
                     payload,
                     last,
-                    parsed: *parsed,
+                    parsed: parsed.clone(),
                 }),
                 _ => self.respond(id, b.psn, payload, last, parsed, now),
             }

@@ -255,7 +255,7 @@ mod tests {
             ),
             (
                 "[{tap: ll0, iface: eth1}]",
-                "f.yaml:3: s.ports[0]: give `tap` (a TAP to create) or `iface` (an interface that exists), not both",
+                "f.yaml:3: s.ports[0]: give one of `tap` (a TAP to create), `iface` (an interface that exists, a host behind it) or `link`",
             ),
             (
                 "[{iface: eth1}, {iface: eth1}]",
@@ -264,6 +264,14 @@ mod tests {
             (
                 "[{iface: eth1}, {tap: eth1}]",
                 "f.yaml:3: s.ports[1].tap: device `eth1` serves two ports",
+            ),
+            (
+                "[{iface: eth1}, {link: eth1}]",
+                "f.yaml:3: s.ports[1].link: device `eth1` serves two ports",
+            ),
+            (
+                "[{link: a-name-too-long-x}]",
+                "f.yaml:3: s.ports[0].link: `a-name-too-long-x` is not an interface name",
             ),
             (
                 "[{iface: a-name-too-long-x}]",
