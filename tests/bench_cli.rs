@@ -48,8 +48,8 @@ fn bench_pipeline_runs_a_fixed_count_and_writes_json() {
 #[test]
 fn bench_pipeline_rejects_what_it_cannot_build() {
     for (args, says) in [
-        (vec!["--ports", "1"], "2–64 ports"),
-        (vec!["--ports", "65"], "2–64 ports"),
+        (vec!["--ports", "1"], "2–256 ports"),
+        (vec!["--ports", "257"], "2–256 ports"),
         (vec!["--frame", "40"], "64–9216 bytes"),
         (vec!["--flows", "0"], "1 to 1048576 flows"),
     ] {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{root, run, scenario, tmp, u};
+use common::{flow, root, run, scenario, tmp, u};
 use serde_json::Value;
 
 #[test]
@@ -394,4 +394,46 @@ fn a_pfc_storm_trips_the_watchdog_which_drops_and_restores() {
     // After restoration (≈ 4 ms) the flow is delivered again: ~2 ms at 10G ≈ 1600 frames.
     let f = &r["flows"][0];
     assert!(u(&f["rx_packets"]) > 1500, "{f}");
+}
+
+/// A switch of 256 ports (Tomahawk 5's count) runs: a host on every port, each sending to
+/// the next (a ring), at a quarter of the line rate; every flow gets its rate across all
+/// 256 ports, and an ACL table bound to the last port sees only its frames.
+#[test]
+fn a_256_port_switch_runs() {
+    let mut text = String::from(
+        "name: big\nseed: 1\nduration: 100us\nswitches:\n  - name: s\n    ports: {count: 256, speed: 100G, cable: 2m}\n    forwarding: {mode: l3}\n    acl:\n      last: {type: L3, ports: [Ethernet200, Ethernet255], rules: {count: {priority: 1, in_ports: [Ethernet255]}}}\nhosts:\n",
+    );
+    for i in 0..256 {
+        text += &format!(
+            "  - {{name: h{i}, attach: s:Ethernet{i}, ip: 198.18.{}.{}}}\n",
+            i / 200,
+            i % 200 + 1
+        );
+    }
+    text += "flows:\n";
+    for i in 0..256 {
+        text += &format!(
+            "  - {{name: f{i}, src: h{i}, dst: h{}, frame: 1518B, pattern: cbr, rate: 25G}}\n",
+            (i + 1) % 256
+        );
+    }
+    let f = scenario("big-256.yaml", &text);
+    let r = run(&f, "big-256.json", &[]);
+    assert_eq!(r["switches"][0]["ports"].as_array().unwrap().len(), 256);
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    for i in [0, 63, 64, 127, 128, 255] {
+        let fl = flow(&r, &format!("f{i}"));
+        let gbps = fl["throughput_bps"].as_f64().unwrap() / 1e9;
+        assert!((gbps - 25.0).abs() < 1.0, "f{i}: {gbps} Gb/s");
+    }
+    // The rule counts exactly what arrived on Ethernet255 (f255's frames).
+    let acl = &r["switches"][0]["acl"][0];
+    let counted = u(&acl["packets"]);
+    assert_eq!(
+        counted,
+        u(&r["switches"][0]["ports"][255]["rx_packets"]),
+        "{acl}"
+    );
+    assert!(counted > 100);
 }

@@ -273,17 +273,46 @@ fn malformed_json_is_one_error_with_its_line_and_column_through_the_cli() {
         err.contains("port `Ethernet999` asked for is not in PORT"),
         "{err}"
     );
-    // More than 64 ports without --ports.
+}
+
+/// A real S6100 config_db.json has 66 ports (64 × 40G and 2 × 10G): it imports whole and
+/// runs, with hosts on its first and last ports and an incast on lossless priority 3 into
+/// Ethernet0 from the two 10G ports and two 40G ones (200 µs: the PGs absorb it, no PFC
+/// yet).
+#[test]
+fn a_66_port_config_db_imports_and_runs() {
     let o = lossless(&[
         "import",
         "sonic",
         data("force10-s6100-t1.json").to_str().unwrap(),
     ]);
-    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let yaml = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
-        err.contains("66 ports: a switch here has at most 64"),
-        "{err}"
+        yaml.contains("# 66 port(s) of HWSKU Force10-S6100"),
+        "{yaml}"
     );
+    assert!(yaml.contains("{name: Ethernet65, speed: 10G"));
+    let mut text = yaml + "duration: 200us\nhosts:\n";
+    for p in [0, 1, 63, 64, 65] {
+        text += &format!("  - {{name: h{p}, attach: lossless-dut:Ethernet{p}}}\n");
+    }
+    text += "flows:\n";
+    for p in [1, 63, 64, 65] {
+        text += &format!(
+            "  - {{name: f{p}, src: h{p}, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, pattern: greedy}}\n"
+        );
+    }
+    let f = scenario("s6100-run.yaml", &text);
+    let r = common::run(&f, "s6100-run.json", &[]);
+    assert_eq!(r["switches"][0]["ports"].as_array().unwrap().len(), 66);
+    assert_eq!(common::u(&r["totals"]["lossless_drops"]), 0);
+    // Two 40G senders and two 10G ones into one 40G port: it is full.
+    let rx: f64 = ["f1", "f63", "f64", "f65"]
+        .iter()
+        .map(|n| common::f(&common::flow(&r, n)["throughput_bps"]))
+        .sum();
+    assert!(rx > 35e9 && rx < 40e9, "{rx}");
 }
 
 #[test]

@@ -10,6 +10,7 @@
 //! `set_tc`/`set_dscp` overrides an earlier one's. A frame no rule matches is forwarded.
 
 use crate::parser::{Parsed, L3, L4};
+use crate::port_set::PortSet;
 
 /// A field compared under a mask: matches when `field & mask == value & mask`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,8 +113,8 @@ impl lossless_buffer_model::Named for IpType {
 /// DSCP on a non-IP frame) does not match.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AclMatch {
-    /// Ingress ports the rule applies to (bit = port), on top of the table's binding.
-    pub in_ports: Option<u64>,
+    /// Ingress ports the rule applies to, on top of the table's binding.
+    pub in_ports: Option<PortSet>,
     /// Source MAC.
     pub src_mac: Option<Ternary<u64>>,
     /// Destination MAC.
@@ -194,7 +195,7 @@ impl AclMatch {
             Some(a) if is_v4(a) => 4,
             Some(_) => 6,
         };
-        self.in_ports.is_none_or(|m| m & (1 << in_port) != 0)
+        self.in_ports.is_none_or(|m| m.contains(in_port))
             && self.src_mac.is_none_or(|t| t.matches(mac_bits(h.src)))
             && self.dst_mac.is_none_or(|t| t.matches(mac_bits(h.dst)))
             && self.ether_type.is_none_or(|t| t.matches(h.ethertype))
@@ -286,8 +287,8 @@ pub struct AclRule {
 pub struct AclTable {
     /// Table name (SONiC `ACL_TABLE` key).
     pub name: String,
-    /// Ingress ports it is bound to (bit = port).
-    pub ports: u64,
+    /// Ingress ports it is bound to.
+    pub ports: PortSet,
     /// Rules in lookup order: priority descending, then name.
     pub rules: Vec<AclRule>,
 }
@@ -302,7 +303,7 @@ impl AclTable {
     /// Index of the rule that wins for a frame on `in_port` with headers `h` and class
     /// `tc`, if the table is bound to the port and a rule matches.
     pub fn lookup(&self, in_port: usize, h: &Parsed, tc: u8) -> Option<usize> {
-        if self.ports & (1 << in_port) == 0 {
+        if !self.ports.contains(in_port) {
             return None;
         }
         self.rules
@@ -325,7 +326,7 @@ pub struct RuleCounters {
 pub struct Acl {
     tables: Vec<AclTable>,
     counters: Vec<Vec<RuleCounters>>,
-    bound: u64,
+    bound: PortSet,
 }
 
 /// What the stage decided for one frame.
@@ -348,7 +349,7 @@ impl Acl {
             .iter()
             .map(|t| vec![RuleCounters::default(); t.rules.len()])
             .collect();
-        let bound = tables.iter().fold(0, |m, t| m | t.ports);
+        let bound = tables.iter().fold(PortSet::EMPTY, |m, t| m.union(t.ports));
         Acl {
             tables,
             counters,
@@ -358,7 +359,7 @@ impl Acl {
 
     /// Whether any table is bound to `port` (else the stage is skipped).
     pub fn applies_to(&self, port: usize) -> bool {
-        self.bound & (1 << port) != 0
+        self.bound.contains(port)
     }
 
     /// Look a frame of `len` bytes up in every table bound to `in_port`, count it against
@@ -450,7 +451,7 @@ mod tests {
         };
         let mut t = AclTable {
             name: "T".into(),
-            ports: 1,
+            ports: [0].into_iter().collect(),
             rules: vec![
                 rule("WIDE", 10, wide, PacketAction::Drop),
                 rule("NARROW", 20, narrow, PacketAction::Forward),
@@ -494,7 +495,7 @@ mod tests {
         let any = AclMatch::default();
         let a = AclTable {
             name: "A".into(),
-            ports: 1,
+            ports: [0].into_iter().collect(),
             rules: vec![AclRule {
                 action: AclAction {
                     set_tc: Some(5),
@@ -505,7 +506,7 @@ mod tests {
         };
         let b = AclTable {
             name: "B".into(),
-            ports: 1,
+            ports: [0].into_iter().collect(),
             rules: vec![rule("R", 1, any, PacketAction::Drop)],
         };
         let mut acl = Acl::new(vec![a, b]);

@@ -495,7 +495,7 @@ impl SwitchConfig {
                 speed,
                 mac: crate::wire::addr::MacAddr(DEFAULT_MAC)
                     .offset(i)
-                    .expect("64 ports fit")
+                    .expect("a switch's ports fit above the default MAC")
                     .0,
                 ..PortConfig::default()
             })

@@ -4,6 +4,7 @@
 
 use crate::config::{Group, GroupMode, NextHop};
 use crate::dlb::{self, FlowTable, LoadMeter, Lookup};
+use crate::port_set::PortSet;
 use lossless_buffer_model::{Rate, Time};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -53,8 +54,8 @@ pub struct Groups {
     seed: u64,
     /// For each port, the (group, member) meters it feeds.
     metered: Vec<Vec<(u16, u16)>>,
-    /// Ports whose link is down (bit = port): hash, per-packet and fixed groups skip them.
-    down: u64,
+    /// Ports whose link is down: hash, per-packet and fixed groups skip them.
+    down: PortSet,
 }
 
 /// SplitMix64 finaliser: spreads the bits of `x` over the whole word.
@@ -65,9 +66,9 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Is member `m`'s port in the `down` set (bit = port)?
-fn is_down(down: u64, m: &NextHop) -> bool {
-    down & (1u64 << (m.port as u64 & 63)) != 0
+/// Is member `m`'s port in the `down` set?
+fn is_down(down: PortSet, m: &NextHop) -> bool {
+    down.contains(m.port as usize)
 }
 
 impl Groups {
@@ -111,7 +112,7 @@ impl Groups {
             groups,
             seed,
             metered,
-            down: 0,
+            down: PortSet::EMPTY,
         }
     }
 
@@ -166,14 +167,14 @@ impl Groups {
     /// `port`'s link went up or down. Down: flows on members there start a new flowlet
     /// elsewhere, and other modes stop choosing the member until it is up again.
     pub fn set_link(&mut self, port: usize, up: bool) {
-        if port >= 64 {
+        if port >= PortSet::MAX {
             return;
         }
         if up {
-            self.down &= !(1 << port);
+            self.down.remove(port);
             return;
         }
-        self.down |= 1 << port;
+        self.down.insert(port);
         for &(g, m) in &self.metered[port] {
             if let Some(t) = &mut self.groups[g as usize].table {
                 t.evict_member(m);
@@ -196,9 +197,9 @@ impl GroupState {
     /// Member `i`, or when its link is down one of the members that are up, chosen by
     /// `hash` (only the flows of a down member move, as with resilient hashing); `i` when
     /// every member is down.
-    fn failover(&self, i: usize, hash: u32, down: u64) -> usize {
+    fn failover(&self, i: usize, hash: u32, down: PortSet) -> usize {
         let members = &self.cfg.members;
-        if down == 0 || !is_down(down, &members[i]) {
+        if down.is_empty() || !is_down(down, &members[i]) {
             return i;
         }
         let up = members.iter().filter(|m| !is_down(down, m)).count();

@@ -146,7 +146,7 @@ proptest! {
                 .map(|(i, rules)| {
                     let mut t = AclTable {
                         name: format!("T{i}"),
-                        ports: 1,
+                        ports: [0].into_iter().collect(),
                         rules: rules.iter().map(RefRule::to_rule).collect(),
                     };
                     t.sort_rules();

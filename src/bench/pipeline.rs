@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Setup {
-    /// Switch ports (2–64).
+    /// Switch ports (2–256).
     pub ports: usize,
     /// Frame length, FCS included (64–9216).
     pub frame: u32,
@@ -82,8 +82,9 @@ fn host_mac(i: usize) -> [u8; 6] {
 
 /// Check the setup's ranges; the message says which rule is broken.
 pub fn validate(s: &Setup) -> std::result::Result<(), String> {
-    if !(2..=64).contains(&s.ports) {
-        return Err(format!("--ports {}: a switch has 2–64 ports", s.ports));
+    let max = lossless_pipeline::PortSet::MAX;
+    if !(2..=max).contains(&s.ports) {
+        return Err(format!("--ports {}: a switch has 2–{max} ports", s.ports));
     }
     if !(64..=9216).contains(&s.frame) {
         return Err(format!("--frame {}: frames are 64–9216 bytes", s.frame));
@@ -239,6 +240,6 @@ mod tests {
             duration: Duration::from_secs(1),
             frames: None,
         };
-        assert!(run(&bad).unwrap_err().contains("2–64 ports"));
+        assert!(run(&bad).unwrap_err().contains("2–256 ports"));
     }
 }

@@ -43,7 +43,7 @@ enum Which {
 
 #[derive(Args)]
 pub struct PipelineArgs {
-    /// Switch ports (2–64).
+    /// Switch ports (2–256).
     #[arg(long, default_value_t = 2)]
     ports: usize,
     /// Frame length in bytes, FCS included (64–9216).

@@ -4,6 +4,7 @@
 use lossless_buffer_model::Named;
 use lossless_pipeline::acl::{AclMatch, AclRule, AclTable, PortRange, Prefix, Ternary};
 use lossless_pipeline::config::PortConfig;
+use lossless_pipeline::PortSet;
 use std::fmt::Write;
 
 /// The lines for one switch's tables (empty without any).
@@ -31,16 +32,14 @@ pub fn render(tables: &[AclTable], ports: &[PortConfig]) -> String {
     o
 }
 
-fn port_list(mask: u64, ports: &[PortConfig]) -> String {
-    let all = ports.len() >= 64 || mask == (1u64 << ports.len()) - 1;
-    if all {
+fn port_list(set: PortSet, ports: &[PortConfig]) -> String {
+    if set == PortSet::first(ports.len()) {
         return "every port".into();
     }
-    let names: Vec<&str> = ports
+    let names: Vec<&str> = set
         .iter()
-        .enumerate()
-        .filter(|(i, _)| mask & (1 << i) != 0)
-        .map(|(_, p)| p.name.as_str())
+        .filter_map(|i| ports.get(i))
+        .map(|p| p.name.as_str())
         .collect();
     names.join(",")
 }

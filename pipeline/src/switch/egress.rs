@@ -25,7 +25,7 @@ impl Switch {
             m.queue as usize,
             m.cells as u32,
         );
-        if self.cbfc_ports & (1 << in_port) != 0 {
+        if self.cbfc_ports.contains(in_port) {
             self.ports[in_port].link.drained(m.tc, pkt.len);
             self.touch(in_port);
         }

@@ -11,6 +11,7 @@ use crate::groups::MemberState;
 use crate::link::{ControlFrame, Heard};
 use crate::packet::{IpAt, Packet, Trim};
 use crate::parser::{self, Parsed, L3};
+use crate::port_set::PortSet;
 use crate::wire::edit;
 use lossless_buffer_model::mmu::{Mmu, Refusal};
 use lossless_buffer_model::watchdog::WatchdogAction;
@@ -179,26 +180,23 @@ impl Switch {
     }
 
     pub(super) fn flood(&mut self, in_port: usize, pkt: Packet) {
-        let targets: u64 = (0..self.ports.len())
+        let targets: PortSet = (0..self.ports.len())
             .filter(|&o| o != in_port && self.ports[o].link.tx.link_up)
-            .fold(0, |m, o| m | 1 << o);
-        if targets == 0 {
+            .collect();
+        let Some(last) = targets.iter().last() else {
             return self.drop_received(DropReason::SamePort, pkt);
-        }
+        };
         self.ledger.forwarded += 1;
-        let last = 63 - targets.leading_zeros() as usize;
-        for o in 0..last {
-            if targets & (1 << o) != 0 {
-                let mut data = crate::buffers::take(pkt.data.len());
-                data.extend_from_slice(&pkt.data);
-                let copy = Packet {
-                    data,
-                    len: pkt.len,
-                    meta: pkt.meta,
-                    hop: crate::packet::Hop::PLAIN,
-                };
-                self.enqueue(o, copy);
-            }
+        for o in targets.iter().filter(|&o| o != last) {
+            let mut data = crate::buffers::take(pkt.data.len());
+            data.extend_from_slice(&pkt.data);
+            let copy = Packet {
+                data,
+                len: pkt.len,
+                meta: pkt.meta,
+                hop: crate::packet::Hop::PLAIN,
+            };
+            self.enqueue(o, copy);
         }
         self.enqueue(last, pkt);
     }
@@ -225,7 +223,7 @@ impl Switch {
             Ok(a) => a,
             Err(r) => {
                 // A lossless PG (PFC) or a credited channel (CBFC) must never drop.
-                let credited = self.cbfc_ports & (1 << in_port) != 0
+                let credited = self.cbfc_ports.contains(in_port)
                     && self.cfg.ports[in_port].cbfc.is_credited(pkt.meta.tc);
                 if self.mmu.pg(in_port, pg).lossless || credited {
                     self.lossless_drops += 1;
@@ -252,7 +250,7 @@ impl Switch {
             }
         };
         pkt.meta.cells = admitted.cells as u16;
-        if self.cbfc_ports & (1 << in_port) != 0 {
+        if self.cbfc_ports.contains(in_port) {
             // Stored: the credits of a frame on a credited channel are held until it leaves.
             self.ports[in_port].link.stored(pkt.meta.tc, pkt.len);
         }

@@ -33,6 +33,7 @@ use crate::link::cbfc::CbfcSetup;
 use crate::link::{LinkLayer, PauseSetup, Unhonoured};
 use crate::node::Node;
 use crate::packet::Packet;
+use crate::port_set::{PortMarks, PortSet};
 use deadlines::Deadlines;
 use frames::{FrameQueue, FrameStore};
 use lossless_buffer_model::mmu::Mmu;
@@ -41,7 +42,6 @@ use lossless_buffer_model::watchdog::QueueWatchdog;
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::cell::Cell;
 
 /// State of one port: its link layer (link, wire, PFC both ways, counters) and the
 /// eight egress queues behind it.
@@ -106,32 +106,33 @@ pub struct Switch {
     /// Every frame the egress queues hold (each queue is a list through it).
     frames: FrameStore,
     /// Ports whose transmit or PFC deadline may have changed since `tx_due`/`pfc_due` last
-    /// saw them (bit = port).
-    dirty: Cell<u64>,
+    /// saw them.
+    dirty: PortMarks,
     /// Each port's `next_transmit`, as of its last refresh.
     tx_due: Deadlines,
     /// Each port's PFC refresh deadline, as of its last refresh.
     pfc_due: Deadlines,
     /// PFC events since the engine last took them (None: not logging).
     pfc_log: Option<Vec<PfcEvent>>,
-    /// Ports that speak CBFC (bit = port): their received frames' credits are counted.
-    cbfc_ports: u64,
+    /// Ports that speak CBFC: their received frames' credits are counted.
+    cbfc_ports: PortSet,
 }
 
 impl Switch {
     /// Build a switch from a validated configuration.
     ///
     /// # Panics
-    /// With more than 64 ports (the loader refuses those).
+    /// With more than [`PortSet::MAX`] ports (the loader refuses those).
     pub fn new(cfg: SwitchConfig) -> Switch {
         let quanta = cfg.qos.pause_quanta;
         let n_ports = cfg.ports.len();
-        // The loader refuses more (its MAX_PORTS); port sets are 64-bit masks.
+        // The loader refuses more (its MAX_PORTS): a port set holds that many.
         assert!(
-            n_ports <= 64,
-            "a switch has at most 64 ports, not {n_ports}"
+            n_ports <= PortSet::MAX,
+            "a switch has at most {} ports, not {n_ports}",
+            PortSet::MAX
         );
-        let mut cbfc_ports = 0u64;
+        let mut cbfc_ports = PortSet::EMPTY;
         let ports = (0..n_ports)
             .map(|i| {
                 let p = &cfg.ports[i];
@@ -151,7 +152,7 @@ impl Switch {
                 if mode == FlowControl::Cbfc {
                     // Until the peer is known its receiver is taken to be this port's twin.
                     link.enable_cbfc(p.cbfc, &p.cbfc);
-                    cbfc_ports |= 1 << i;
+                    cbfc_ports.insert(i);
                 }
                 if let Some(l) = p.llr {
                     link.enable_llr(l);
@@ -209,11 +210,7 @@ impl Switch {
             now: Time::ZERO,
             queue_pfc,
             pg_pfc,
-            dirty: Cell::new(if n_ports >= 64 {
-                u64::MAX
-            } else {
-                (1 << n_ports) - 1
-            }),
+            dirty: PortMarks::first(n_ports),
             tx_due: Deadlines::new(n_ports),
             pfc_due: Deadlines::new(n_ports),
             pfc_log: None,
@@ -299,18 +296,23 @@ impl Switch {
     /// Something about `port`'s transmit side changed: recompute `next_transmit` next time.
     fn touch(&self, port: usize) {
         self.ports[port].link.tx.touch();
-        self.dirty.set(self.dirty.get() | 1 << port);
+        self.dirty.mark(port);
     }
 
     /// Bring the deadline trees up to date for every touched port.
     fn refresh_deadlines(&mut self) {
-        let mut bits = self.dirty.replace(0);
-        while bits != 0 {
-            let port = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let tx = self.next_transmit(port);
-            self.tx_due.set(port, tx);
-            self.pfc_due.set(port, self.ports[port].link.poll_timeout());
+        let mut words = self.dirty.take_words();
+        while words != 0 {
+            let i = words.trailing_zeros() as usize;
+            words &= words - 1;
+            let mut bits = self.dirty.take_word(i);
+            while bits != 0 {
+                let port = i * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let tx = self.next_transmit(port);
+                self.tx_due.set(port, tx);
+                self.pfc_due.set(port, self.ports[port].link.poll_timeout());
+            }
         }
     }
 
@@ -435,7 +437,7 @@ impl Switch {
     /// Port `port`'s peer receiver has the credits `peer` gives (CBFC's link init, as
     /// LLDP or an operator would tell it); no-op on a port without CBFC.
     pub fn set_peer_credits(&mut self, port: usize, peer: &CbfcSetup) {
-        if self.cbfc_ports & (1 << port) != 0 {
+        if self.cbfc_ports.contains(port) {
             let own = self.cfg.ports[port].cbfc;
             self.ports[port].link.enable_cbfc(own, peer);
             self.touch(port);
@@ -464,7 +466,7 @@ impl Node for Switch {
     /// Every change to what `poll_timeout` reads (a port's transmit or PFC deadline)
     /// marks the port, and `poll_timeout` clears the marks.
     fn deadline_unchanged(&self) -> bool {
-        self.dirty.get() == 0
+        self.dirty.is_empty()
     }
 
     fn port_speed(&self, port: usize) -> Rate {

@@ -28,8 +28,8 @@ use serde_saphyr::{Location, Spanned};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// At most this many ports per switch (the pipeline's port masks are 64 bits).
-const MAX_PORTS: usize = 64;
+/// At most this many ports per switch (what a port set holds: Tomahawk 5's 256).
+const MAX_PORTS: usize = lossless_pipeline::PortSet::MAX;
 
 /// What to import.
 #[derive(Clone, Debug, Default)]

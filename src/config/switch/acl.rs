@@ -11,6 +11,7 @@ use lossless_pipeline::acl::{
     AclAction, AclMatch, AclRule, AclTable, IpType, PacketAction, PortRange, Prefix, Ternary,
 };
 use lossless_pipeline::config::{v4_key, PortConfig};
+use lossless_pipeline::PortSet;
 use std::collections::BTreeMap;
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -85,11 +86,7 @@ fn table(
             );
         }
     }
-    let all = if ports.len() >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << ports.len()) - 1
-    };
+    let all = PortSet::first(ports.len());
     let bound = match &t.value.ports {
         Some(list) => port_mask(d, &k.at("ports"), list, ports)?,
         None => all,
@@ -156,11 +153,11 @@ fn port_mask(
     k: &Key,
     list: &Val<Vec<Val<String>>>,
     ports: &[PortConfig],
-) -> Result<u64> {
-    let mut m = 0u64;
+) -> Result<PortSet> {
+    let mut m = PortSet::EMPTY;
     for p in &list.value {
         match ports.iter().position(|c| c.name == p.value) {
-            Some(i) => m |= 1 << i,
+            Some(i) => m.insert(i),
             None => {
                 return d.error(
                     line(p),
@@ -526,7 +523,7 @@ mod tests {
     #[test]
     fn rules_are_put_in_lookup_order_and_bound_to_their_ports() {
         let t = acl("{T: {ports: [Ethernet1], rules: {A: {priority: 10, packet_action: drop, src_ip: 198.18.0.0/16}, B: {priority: 20, dscp: 3, set_tc: 4}}}}").unwrap();
-        assert_eq!(t[0].ports, 0b010);
+        assert_eq!(t[0].ports, [1].into_iter().collect());
         assert_eq!(t[0].rules[0].name, "B");
         assert_eq!(t[0].rules[1].action.packet, PacketAction::Drop);
         assert_eq!(t[0].rules[0].action.set_tc, Some(4));

@@ -12,8 +12,8 @@ use lossless_pipeline::wire::addr::MacAddr;
 
 type Result<T> = std::result::Result<T, Diag>;
 
-/// Most ports a switch may have.
-pub const MAX_PORTS: usize = 64;
+/// Most ports a switch may have (Tomahawk 5 runs 256).
+pub const MAX_PORTS: usize = lossless_pipeline::PortSet::MAX;
 
 /// One port as written (shared fields of the uniform form appear in every port).
 struct Draft<'a> {
@@ -239,7 +239,7 @@ mod tests {
         for (ports, expect) in [
             (
                 "{count: 0}",
-                "f.yaml:3: s.ports.count: 0 ports: a switch has 1–64",
+                "f.yaml:3: s.ports.count: 0 ports: a switch has 1–256",
             ),
             (
                 "{count: 2, mtu: 20000}",
