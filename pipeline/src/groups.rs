@@ -67,7 +67,8 @@ fn mix(x: u64) -> u64 {
 }
 
 /// Is member `m`'s port in the `down` set?
-fn is_down(down: PortSet, m: &NextHop) -> bool {
+#[inline(always)]
+fn is_down(down: &PortSet, m: &NextHop) -> bool {
     down.contains(m.port as usize)
 }
 
@@ -133,7 +134,7 @@ impl Groups {
         if n == 0 {
             return None;
         }
-        let down = self.down;
+        let down = &self.down;
         let hashed = || (mix(hash as u64 ^ seed) >> 32) as usize % n;
         let i = match group.cfg.mode {
             GroupMode::Hash => group.failover(hashed(), hash, down),
@@ -197,9 +198,9 @@ impl GroupState {
     /// Member `i`, or when its link is down one of the members that are up, chosen by
     /// `hash` (only the flows of a down member move, as with resilient hashing); `i` when
     /// every member is down.
-    fn failover(&self, i: usize, hash: u32, down: PortSet) -> usize {
+    fn failover(&self, i: usize, hash: u32, down: &PortSet) -> usize {
         let members = &self.cfg.members;
-        if down.is_empty() || !is_down(down, &members[i]) {
+        if !is_down(down, &members[i]) {
             return i;
         }
         let up = members.iter().filter(|m| !is_down(down, m)).count();
