@@ -36,23 +36,24 @@ pub const ROUND_TRIP: Time = Time::from_us(4 * 6_400);
 /// the same kind of cable — at the port's `mtu` or at 64 bytes, and a round trip of
 /// [`ROUND_TRIP`].
 pub fn replay_need(mtu: u32) -> ReplayNeed {
-    let frames_of = |frame: u32| {
-        let held = (frame as u64).saturating_sub(4).max(1);
-        RING_FRAMES as u64 + (READ_QUEUE_BYTES as u64 / held).max(1) + FRAMES_IN_HAND
-    };
     ReplayNeed {
         round_trip: ROUND_TRIP,
-        bytes: 2 * frames_of(mtu) * mtu as u64,
-        frames: 2 * frames_of(64),
+        bytes: 2 * frames_in_cable(mtu) * mtu as u64,
+        frames: 2 * frames_in_cable(64),
     }
+}
+
+/// Frames of `frame` bytes (FCS included) the cable holds: the ring full, the read queue
+/// full, and the frames in hand.
+fn frames_in_cable(frame: u32) -> u64 {
+    let held = (frame as u64).saturating_sub(4).max(1);
+    RING_FRAMES as u64 + (READ_QUEUE_BYTES as u64 / held).max(1) + FRAMES_IN_HAND
 }
 
 /// Headroom a lossless PG on a TAP port needs, in cells of `cell` bytes, when the cable is
 /// full of frames of `frame` bytes (FCS included).
 pub fn cells_for_frames(frame: u32, cell: Bytes) -> u64 {
-    let held = (frame as u64).saturating_sub(4).max(1);
-    let queued = (READ_QUEUE_BYTES as u64 / held).max(1);
-    (RING_FRAMES as u64 + queued + FRAMES_IN_HAND) * (frame as u64).div_ceil(cell.get().max(1))
+    frames_in_cable(frame) * (frame as u64).div_ceil(cell.get().max(1))
 }
 
 /// The worst frame size from 64 bytes to `mtu`: (cells, frame size).

@@ -226,40 +226,16 @@ impl Lab {
     /// Start `lossless tap CFG --quiet --json REPORT` in namespace `ns` (`ip netns exec`
     /// execs it: the handle's pid is the switch's); its handle.
     pub fn spawn_tap(&mut self, ns: &str, cfg: &Path, report: &Path) -> usize {
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_lossless"), "tap"])
-            .arg(cfg)
-            .args(["--quiet", "--json"])
-            .arg(report)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        self.procs.push(child);
-        self.procs.len() - 1
+        let (cfg, report) = (cfg.to_str().unwrap(), report.to_str().unwrap());
+        let bin = env!("CARGO_BIN_EXE_lossless");
+        self.spawn_in(ns, &[bin, "tap", cfg, "--quiet", "--json", report])
     }
 
     /// SIGTERM process `k` (by pid) and wait, at most `limit`, for it to exit cleanly;
     /// its stderr.
     pub fn terminate(&mut self, k: usize, limit: Duration) -> String {
         must(&["kill", "-TERM", &self.procs[k].id().to_string()]);
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(s) = self.procs[k].try_wait().unwrap() {
-                break s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "process {k} did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut err = String::new();
-        if let Some(mut e) = self.procs[k].stderr.take() {
-            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
-        }
-        assert!(status.success(), "process {k} exited with {status}: {err}");
-        err
+        exit_cleanly(&mut self.procs[k], limit, &format!("process {k}"))
     }
 
     /// Namespace of the switch (veth labs).
@@ -440,8 +416,13 @@ impl Lab {
 
     /// Start `args` in host `i`'s namespace; returns its handle.
     pub fn spawn(&mut self, i: usize, args: &[&str]) -> usize {
+        self.spawn_in(&self.ns(i), args)
+    }
+
+    /// Start `args` in namespace `ns`; returns its handle.
+    pub fn spawn_in(&mut self, ns: &str, args: &[&str]) -> usize {
         let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns(i)])
+            .args(["netns", "exec", ns])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -502,19 +483,11 @@ impl Lab {
     pub fn stop_switch_with(&mut self, sig: &str) -> Value {
         self.signal_switch(sig);
         let mut child = self.switch.take().expect("switch running");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "switch did not stop on SIG{sig}");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
-        }
-        assert!(status.success(), "switch exited with {status}: {err}");
+        exit_cleanly(
+            &mut child,
+            Duration::from_secs(10),
+            &format!("switch (SIG{sig})"),
+        );
         serde_json::from_str(&std::fs::read_to_string(self.report_path()).unwrap()).unwrap()
     }
 
@@ -594,6 +567,27 @@ impl Drop for Lab {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Wait, at most `limit`, for `child` to exit, and require a clean exit; its stderr.
+fn exit_cleanly(child: &mut Child, limit: Duration, what: &str) -> String {
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not stop in {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+    }
+    assert!(status.success(), "{what} exited with {status}: {err}");
+    err
 }
 
 /// The loss in % that ping printed.
