@@ -406,12 +406,18 @@ fn mutate_json(rng: &mut Xoshiro256PlusPlus, v: &mut Value, depth: u32) {
 }
 
 fn import(text: &str) {
+    import_with(text, None)
+}
+
+/// The import of `text`, adding buffermgrd's lossless PGs from `lookup` when given.
+fn import_with(text: &str, lookup: Option<lossless::config::sonic::pg_lookup::PgLookup>) {
     let opts = lossless::config::sonic::Options {
         name: "fuzz".into(),
         ports: None,
         tap_prefix: None,
         asic: None,
         named_by_hostname: false,
+        pg_profile_lookup: lookup,
     };
     let _ = lossless::config::sonic::import("fuzz.json", text, &opts);
 }
@@ -443,12 +449,38 @@ fn the_sonic_import_takes_any_config_db() {
                 tap_prefix: None,
                 asic: None,
                 named_by_hostname: false,
+                pg_profile_lookup: None,
             };
             lossless::config::sonic::import("cut.json", &s.to_string(), &opts)
                 .unwrap_or_else(|e| panic!("a cut config_db: {e}"));
         }
+        let ini = std::fs::read(dir.join("pg_profile_lookup/force10-s6100.ini")).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5EED_0002);
         for i in 0..CASES {
+            // Every eighth case, a pg_profile_lookup.ini, mutated: parsed, and applied to a
+            // cut file.
+            if i % 8 == 0 {
+                let mut b = ini.clone();
+                mutate_bytes(&mut rng, &mut b);
+                let lookup_text = String::from_utf8_lossy(&b).to_string();
+                note(TARGET, format!("lookup case {i}: {lookup_text}"));
+                let lookup = case(
+                    || format!("lookup case {i}: {lookup_text}"),
+                    || {
+                        lossless::config::sonic::pg_lookup::PgLookup::parse(
+                            "fuzz.ini",
+                            &lookup_text,
+                        )
+                    },
+                );
+                if let Ok(l) = lookup {
+                    let cut = pick(&mut rng, &small).to_string();
+                    case(
+                        || format!("lookup case {i} on a cut file"),
+                        || import_with(&cut, Some(l)),
+                    );
+                }
+            }
             let text = match rng.next_u32() % 200 {
                 0..=9 => {
                     let n = rng.next_u32() as usize % 300;

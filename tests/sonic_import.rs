@@ -315,6 +315,167 @@ fn a_66_port_config_db_imports_and_runs() {
     assert!(rx > 35e9 && rx < 40e9, "{rx}");
 }
 
+/// The S6100's config_db as saved before buffermgrd ran: no lossless BUFFER_PG entries and
+/// none of the `pg_lossless_*` profiles buffermgrd adds.
+fn before_buffermgrd() -> String {
+    let text = std::fs::read_to_string(data("force10-s6100-t1.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["BUFFER_PG"]
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.ends_with("|3-4"));
+    v["BUFFER_PROFILE"]
+        .as_object_mut()
+        .unwrap()
+        .retain(|k, _| !k.starts_with("pg_lossless_"));
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+fn s6100_lookup() -> PathBuf {
+    data("pg_profile_lookup/force10-s6100.ini")
+}
+
+/// A config_db saved before buffermgrd ran, with the SKU's pg_profile_lookup.ini, resolves
+/// to exactly the plan of the same switch saved after buffermgrd ran (the rendered file):
+/// for each port with PFC on 3,4 the profile of its speed and cable length, and the entry
+/// `<port>|3-4`. The values are the ini's rows (40G and 300 m: xoff 108160 B, size 1248 B,
+/// dynamic_th 0, xon 2288 B, xon_offset 2288 B).
+#[test]
+fn lossless_pgs_come_from_the_skus_pg_profile_lookup_as_buffermgrd_adds_them() {
+    let dir = tmp("before-buffermgrd");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config_db.json"), before_buffermgrd()).unwrap();
+    std::fs::copy(s6100_lookup(), dir.join("pg_profile_lookup.ini")).unwrap();
+    let derived = dir.join("derived.yaml");
+    std::fs::write(
+        &derived,
+        "switches:\n  - name: s6100\n    sonic: {file: config_db.json, pg_profile_lookup: pg_profile_lookup.ini}\n",
+    )
+    .unwrap();
+    let saved = scenario(
+        "after-buffermgrd.yaml",
+        &format!(
+            "switches:\n  - name: s6100\n    sonic: {}\n",
+            data("force10-s6100-t1.json").display()
+        ),
+    );
+    assert_eq!(plan(&derived), plan(&saved));
+
+    // The import itself: the 40G/300m row, on the spine-facing Ethernet0.
+    let text = before_buffermgrd();
+    let lookup = std::fs::read_to_string(s6100_lookup()).unwrap();
+    let opts = Options {
+        name: "s6100".into(),
+        pg_profile_lookup: Some(
+            lossless::config::sonic::pg_lookup::PgLookup::parse("s6100.ini", &lookup).unwrap(),
+        ),
+        ..Options::default()
+    };
+    let i = import("config_db.json", &text, &opts).unwrap();
+    let sw = serde_json::to_value(&i.switch).unwrap();
+    let p = &sw["buffer"]["profiles"]["pg_lossless_40000_300m_profile"];
+    for (k, want) in [
+        ("pool", "ingress_lossless_pool"),
+        ("xoff", "108160"),
+        ("size", "1248"),
+        ("xon", "2288"),
+        ("xon_offset", "2288"),
+        ("dynamic_th", "0"),
+    ] {
+        assert_eq!(p[k].to_string().trim_matches('"'), want, "{k}: {p}");
+    }
+    let d = &i.derived.as_ref().unwrap().1;
+    assert_eq!(d.ports.len(), 66);
+    assert_eq!(d.profiles.len(), 3, "{:?}", d.profiles);
+    assert!(i
+        .describe()
+        .contains("lossless PGs of 66 port(s) derived from s6100.ini"));
+
+    // Through the CLI, which says so.
+    let f = tmp("before-buffermgrd.json");
+    std::fs::write(&f, &text).unwrap();
+    let o = lossless(&[
+        "import",
+        "sonic",
+        f.to_str().unwrap(),
+        "--pg-profile-lookup",
+        s6100_lookup().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let yaml = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        yaml.contains("lossless PGs of 66 port(s) derived from"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("pg_lossless_10000_40m_profile"), "{yaml}");
+}
+
+/// Without the lookup table, a PFC port with no lossless PG is one error at its
+/// `pfc_enable` that says where the PGs come from; a port whose speed and cable have no row
+/// gets none, with a warning that names it (as buffermgrd logs it); a bad row names its line.
+#[test]
+fn missing_lossless_pgs_and_bad_lookup_rows_say_what_to_do() {
+    let text = before_buffermgrd();
+    let opts = Options {
+        name: "s6100".into(),
+        ports: Some(vec!["Ethernet0".into(), "Ethernet64".into()]),
+        ..Options::default()
+    };
+    let e = import("config_db.json", &text, &opts).unwrap_err();
+    assert_eq!(e.key, "PORT_QOS_MAP.Ethernet0.pfc_enable");
+    assert_eq!(
+        e.line,
+        Some(line_of(&text, "\"PORT_QOS_MAP\"", "\"pfc_enable\""))
+    );
+    assert!(e.message.contains("PGs 3,4 of Ethernet0"), "{e}");
+    assert!(e.message.contains("--pg-profile-lookup"), "{e}");
+
+    // The 10G/40m row left out: Ethernet64 gets no lossless PG, and says why.
+    let lookup: String = std::fs::read_to_string(s6100_lookup())
+        .unwrap()
+        .lines()
+        .filter(|l| !l.split_whitespace().take(2).eq(["10000", "40m"]))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let opts = Options {
+        pg_profile_lookup: Some(
+            lossless::config::sonic::pg_lookup::PgLookup::parse("cut.ini", &lookup).unwrap(),
+        ),
+        ..opts
+    };
+    let i = import("config_db.json", &text, &opts).unwrap();
+    assert_eq!(i.derived.as_ref().unwrap().1.ports, ["Ethernet0"]);
+    let w: Vec<String> = i.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("PORT_QOS_MAP.Ethernet64.pfc_enable")
+                && w.contains("no row for speed 10000 and cable 40m")),
+        "{w:?}"
+    );
+
+    // A row short of columns, through the CLI: file, line and the rule.
+    let bad = scenario(
+        "bad-lookup.ini",
+        "# speed cable size xon xoff threshold\n40000 300m 1248 2288\n",
+    );
+    let f = tmp("before-buffermgrd-2.json");
+    std::fs::write(&f, &text).unwrap();
+    let o = lossless(&[
+        "import",
+        "sonic",
+        f.to_str().unwrap(),
+        "--pg-profile-lookup",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad-lookup.ini:2"), "{err}");
+    assert!(
+        err.contains("speed cable size xon xoff threshold [xon_offset]"),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_dynamic_buffer_model_is_refused_with_the_reason() {
     let text = edited(|v| {

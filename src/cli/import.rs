@@ -35,7 +35,7 @@ struct SonicArgs {
     /// The config_db.json.
     file: PathBuf,
     /// Ports to import, by SONiC name, comma-separated (default: every port of PORT, at
-    /// most 64).
+    /// most 256).
     #[arg(long, value_delimiter = ',', value_name = "PORT,…")]
     ports: Option<Vec<String>>,
     /// Write the scenario here instead of stdout.
@@ -51,6 +51,13 @@ struct SonicArgs {
     /// Serve the ports as TAP devices PREFIX0, PREFIX1, … (for `lossless tap`).
     #[arg(long, value_name = "PREFIX")]
     tap_prefix: Option<String>,
+    /// The SKU's pg_profile_lookup.ini (in sonic-buildimage's device/<vendor>/<platform>/<SKU>/).
+    /// A config_db.json saved before buffermgrd ran has no lossless BUFFER_PG entries: on
+    /// the switch buffermgrd adds, for each port with PFC, the profile
+    /// pg_lossless_<speed>_<cable>_profile from the row of the port's speed and cable
+    /// length, and the entry <port>|3-4 naming it. This does the same.
+    #[arg(long, value_name = "FILE")]
+    pg_profile_lookup: Option<PathBuf>,
 }
 
 fn asic(s: &str) -> Result<Asic, String> {
@@ -91,6 +98,24 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
         })
         .filter(|h| usable(h));
     let named_by_hostname = a.name.is_none() && hostname.is_some();
+    let pg_profile_lookup = match &a.pg_profile_lookup {
+        Some(p) => {
+            let shown = p.display().to_string();
+            let parsed = crate::config::input::read_text(p)
+                .map_err(|e| format!("{shown}: {e}"))
+                .and_then(|t| {
+                    sonic::pg_lookup::PgLookup::parse(&shown, &t).map_err(|e| e.to_string())
+                });
+            match parsed {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        None => None,
+    };
     let opts = Options {
         named_by_hostname,
         name: a
@@ -101,6 +126,7 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
         ports: a.ports.clone(),
         tap_prefix: a.tap_prefix.clone(),
         asic: a.asic,
+        pg_profile_lookup,
     };
     let imported = match sonic::import(&shown, &text, &opts) {
         Ok(i) => i,
@@ -130,7 +156,7 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
     // What is written must load: the switch resolved as a scenario naming the config_db
     // with `sonic:` would be, so that an error names the config_db's file, line and key
     // (the YAML is not written when it fails).
-    if let Err(e) = resolve_from_config_db(&a.file, &opts) {
+    if let Err(e) = resolve_from_config_db(&a.file, a.pg_profile_lookup.as_deref(), &opts) {
         eprintln!("error: the imported switch does not resolve: {e}");
         return ExitCode::FAILURE;
     }
@@ -160,10 +186,19 @@ fn sonic_cmd(a: SonicArgs) -> ExitCode {
 /// errors carry the config_db's lines.
 fn resolve_from_config_db(
     file: &std::path::Path,
+    pg_profile_lookup: Option<&std::path::Path>,
     opts: &Options,
 ) -> Result<(), crate::config::ConfigError> {
-    let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    let mut sonic = serde_json::json!({ "file": path.display().to_string() });
+    let absolute = |p: &std::path::Path| {
+        std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let mut sonic = serde_json::json!({ "file": absolute(file) });
+    if let Some(l) = pg_profile_lookup {
+        sonic["pg_profile_lookup"] = serde_json::json!(absolute(l));
+    }
     if let Some(ports) = &opts.ports {
         sonic["ports"] = serde_json::json!(ports);
     }

@@ -42,7 +42,7 @@ pub struct SwitchRaw {
 pub enum SonicRaw {
     /// `sonic: config_db.json`.
     Path(Val<String>),
-    /// `sonic: {file, ports, tap_prefix, asic}`.
+    /// `sonic: {file, ports, tap_prefix, asic, port_slices, pg_profile_lookup}`.
     Map(Box<SonicMapRaw>),
 }
 
@@ -56,6 +56,7 @@ impl SonicRaw {
                 tap_prefix: None,
                 asic: None,
                 port_slices: None,
+                pg_profile_lookup: None,
             },
             SonicRaw::Map(m) => (**m).clone(),
         }
@@ -80,6 +81,10 @@ pub struct SonicMapRaw {
     /// The buffer slice of each kept port (`buffer.port_slices`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_slices: Option<Val<Vec<Val<u32>>>>,
+    /// The SKU's pg_profile_lookup.ini (relative to the scenario file): add the lossless
+    /// PGs SONiC's buffermgrd would.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pg_profile_lookup: Option<Val<String>>,
 }
 
 impl<'de> Deserialize<'de> for SonicRaw {
@@ -88,7 +93,7 @@ impl<'de> Deserialize<'de> for SonicRaw {
         impl<'de> Visitor<'de> for V {
             type Value = SonicRaw;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a config_db.json path or a map {file, ports, tap_prefix, asic}")
+                f.write_str("a config_db.json path or a map {file, ports, tap_prefix, asic, port_slices, pg_profile_lookup}")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<SonicRaw, E> {
                 Ok(SonicRaw::Path(serde_saphyr::Spanned::new(

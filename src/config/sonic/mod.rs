@@ -16,6 +16,7 @@ pub mod beyond_pfc;
 pub mod buffer;
 pub mod db;
 pub mod hwsku;
+pub mod pg_lookup;
 pub mod qos;
 pub mod yaml;
 
@@ -44,6 +45,8 @@ pub struct Options {
     pub asic: Option<Asic>,
     /// `name` is DEVICE_METADATA's hostname (so that key is used, not ignored).
     pub named_by_hostname: bool,
+    /// The SKU's pg_profile_lookup.ini: add the lossless PGs buffermgrd would.
+    pub pg_profile_lookup: Option<pg_lookup::PgLookup>,
 }
 
 /// An imported switch.
@@ -59,6 +62,8 @@ pub struct Imported {
     pub platform: Option<String>,
     /// The chip, and how it was chosen.
     pub asic: (Asic, String),
+    /// The lossless PGs added from a pg_profile_lookup.ini (its file, and what).
+    pub derived: Option<(String, pg_lookup::Derived)>,
     /// What works but differs from the file (per-port settings the model keeps per switch,
     /// tables and fields not modelled).
     pub warnings: Vec<Diag>,
@@ -77,6 +82,18 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// An import of `db` (read from `file`) with no ports kept yet.
+    fn new(file: &'a str, db: &'a ConfigDb, named_by_hostname: bool) -> Ctx<'a> {
+        Ctx {
+            file,
+            db,
+            ports: Vec::new(),
+            warnings: RefCell::default(),
+            unused: RefCell::default(),
+            named_by_hostname,
+        }
+    }
+
     /// An error at `line` on `key` (`TABLE.entry.field`).
     pub fn error(&self, line: Option<u64>, key: &str, message: impl Into<String>) -> Diag {
         Diag {
@@ -165,18 +182,34 @@ pub fn split_key(key: &str) -> Option<(Vec<&str>, &str)> {
 
 /// Import `text`, the contents of `file`.
 pub fn import(file: &str, text: &str, opts: &Options) -> Result<Imported, Diag> {
-    let parsed = db::parse(file, text)?;
-    let db = &parsed.db;
-    let mut cx = Ctx {
-        file,
-        db,
-        ports: Vec::new(),
-        warnings: RefCell::default(),
-        unused: RefCell::default(),
-        named_by_hostname: opts.named_by_hostname,
+    let mut parsed = db::parse(file, text)?;
+    let kept = select_ports(&Ctx::new(file, &parsed.db, false), opts)?;
+    let derived = match &opts.pg_profile_lookup {
+        Some(l) => Some((
+            l.file.clone(),
+            pg_lookup::apply(file, &mut parsed.db, l, &kept)?,
+        )),
+        None => {
+            lossless_pgs_given(file, &parsed.db, &kept)?;
+            None
+        }
     };
+    let db = &parsed.db;
+    let mut cx = Ctx::new(file, db, opts.named_by_hostname);
+    cx.ports = kept;
+    if let Some((lookup, d)) = &derived {
+        for (port, why) in &d.skipped {
+            cx.warn(
+                db.port_qos_map
+                    .as_ref()
+                    .and_then(|t| t.value.get(port))
+                    .and_then(at),
+                &format!("PORT_QOS_MAP.{port}.pfc_enable"),
+                format!("no lossless PGs from {lookup}: {why} (buffermgrd gives the port none)"),
+            );
+        }
+    }
     let (hwsku, platform) = metadata(&cx);
-    cx.ports = select_ports(&cx, opts)?;
     let asic = match (opts.asic, hwsku.as_deref().and_then(hwsku::chip_of)) {
         (Some(a), _) => (a, "as asked".to_string()),
         (None, Some(a)) => (a, format!("HWSKU {}", hwsku.as_deref().unwrap_or_default())),
@@ -219,8 +252,38 @@ pub fn import(file: &str, text: &str, opts: &Options) -> Result<Imported, Diag> 
         hwsku,
         platform,
         asic,
+        derived,
         warnings: cx.warnings.into_inner(),
     })
+}
+
+/// Without a pg_profile_lookup.ini, every PFC priority of a kept port needs its BUFFER_PG
+/// entry in the file: an error naming the port and the way out when one is missing.
+fn lossless_pgs_given(file: &str, db: &ConfigDb, ports: &[String]) -> Result<(), Diag> {
+    for port in ports {
+        let missing: Vec<String> = pg_lookup::pfc_pgs(db, port)
+            .into_iter()
+            .filter(|&pg| !pg_lookup::has_pg(db, port, pg))
+            .map(|pg| pg.to_string())
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let e = db.port_qos_map.as_ref().and_then(|t| t.value.get(port));
+        return Err(Diag {
+            severity: Severity::Error,
+            file: file.to_string(),
+            line: e.and_then(|e| e.value.get("pfc_enable")).and_then(at),
+            key: format!("PORT_QOS_MAP.{port}.pfc_enable"),
+            message: format!(
+                "PFC is enabled on PG{} {} of {port}, but BUFFER_PG gives {} no profile. On a switch (traditional buffer model) buffermgrd adds the lossless PGs from the SKU's pg_profile_lookup.ini: give that file with --pg-profile-lookup (sonic.pg_profile_lookup), or import a config_db saved after buffermgrd ran",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(","),
+                if missing.len() == 1 { "it" } else { "them" }
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// DEVICE_METADATA's HWSKU and platform.
@@ -421,14 +484,24 @@ fn unmodelled(cx: &Ctx, present: &[(String, Option<u64>)]) {
 impl Imported {
     /// `lossless check`'s note on where the switch came from.
     pub fn describe(&self) -> String {
-        format!(
+        let mut s = format!(
             "{} port(s) of HWSKU {} (platform {}), chip {} ({})",
             self.ports.len(),
             self.hwsku.as_deref().unwrap_or("unknown"),
             self.platform.as_deref().unwrap_or("unknown"),
             self.asic.0.word(),
             self.asic.1
-        )
+        );
+        if let Some((file, d)) = &self.derived {
+            s += &format!(
+                "; lossless PGs of {} port(s) derived from {file} as buffermgrd does",
+                d.ports.len()
+            );
+            if !d.profiles.is_empty() {
+                s += &format!(" (profiles {})", d.profiles.join(", "));
+            }
+        }
+        s
     }
 }
 
@@ -477,6 +550,16 @@ pub fn expand(
                 })?),
                 None => None,
             };
+        let pg_profile_lookup = match &s.pg_profile_lookup {
+            Some(f) => {
+                let path = base.join(&f.value);
+                let shown = path.display().to_string();
+                let text = crate::config::input::read_text(&path)
+                    .map_err(|e| here(format!("pg_profile_lookup: {shown}: {e}")))?;
+                Some(pg_lookup::PgLookup::parse(&shown, &text)?)
+            }
+            None => None,
+        };
         let opts = Options {
             name: sw.name.value.clone(),
             ports: s
@@ -486,6 +569,7 @@ pub fn expand(
             tap_prefix: s.tap_prefix.as_ref().map(|t| t.value.clone()),
             asic,
             named_by_hostname: false,
+            pg_profile_lookup,
         };
         let imported = import(&shown, &text, &opts)?;
         warnings.extend(imported.warnings);
