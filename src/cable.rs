@@ -1,9 +1,10 @@
 //! The "cable" of a TAP or interface port: frames that have left a host but not reached
 //! the switch. In `lossless tap` it is software — the TAP's kernel ring (for an existing
-//! interface: its packet socket's receive ring, of as many slots), the port's read queue, a
-//! frame in a reader's hands — and all of it may arrive after the switch decides XOFF, together with
-//! the frame that crossed the limit and the one the host may be handing to the kernel while
-//! the XOFF lands. `lossless tap` bounds each part, so the headroom a lossless PG on a TAP
+//! interface: its packet socket's receive ring, of as many slots) and the port's read queue
+//! (what the pipeline thread reads from it in one round: the switch sees those frames after
+//! any XOFF one of them triggers) — and all of it may arrive after the switch decides XOFF,
+//! together with the frame that crossed the limit and the one the host may be handing to
+//! the kernel while the XOFF lands. `lossless tap` bounds each part, so the headroom a lossless PG on a TAP
 //! port needs is bounded too: `lossless check` prints it, and the shipped TAP configs are
 //! sized from it.
 
@@ -14,15 +15,16 @@ use lossless_pipeline::link::llr::ReplayNeed;
 /// stack and our reads. A host that keeps sending while it is full loses frames there,
 /// counted by the kernel (`tx_dropped` on the host's side) and reported by `lossless tap`.
 /// 1024 frames (Linux's own default, now a known bound) are 12.5 ms of 1518-byte frames at
-/// 1G: on a shared virtual machine a reader thread can be held up for several
+/// 1G: on a shared virtual machine the pipeline thread can be held up for several
 /// milliseconds (measured: up to 6.4 ms with a busy loop on every core), and a host that
 /// honours PFC must not lose frames meanwhile.
 pub const RING_FRAMES: u32 = 1024;
-/// Bytes (frames as read, without FCS) that may wait between a port's reader and the
-/// pipeline thread.
+/// Bytes (frames as read, without FCS) the pipeline thread reads from one port in one
+/// round: it stops at the first frame that reaches this many (the rest wait in the ring).
 pub const READ_QUEUE_BYTES: usize = 64 * 1024;
-/// Frames beyond the ring and the queue: the one that crossed the limit, the one a reader
-/// holds while its queue is full, the one the host is sending when the XOFF lands.
+/// Frames beyond the ring and the queue: the one that crossed the limit, the one a round
+/// reads past the queue's bytes (the frame that reaches them), the one the host is sending
+/// when the XOFF lands.
 pub const FRAMES_IN_HAND: u64 = 3;
 
 /// Longest a frame and its acknowledgement take to cross a software cable between two

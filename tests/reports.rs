@@ -399,6 +399,7 @@ fn a_tap_report_opens_with_frames_not_packet_hops() {
         link_changes: 0,
         reattached: 0,
         realtime: false,
+        turns: Default::default(),
     });
     let text = lossless::report::text::render(&r);
     let first = text.lines().next().unwrap();

@@ -96,7 +96,7 @@ fn a_tap_deleted_while_its_link_is_down_stays_gone() {
 }
 
 #[test]
-fn stopping_mid_run_drains_the_read_queues_and_the_writers_before_the_report() {
+fn stopping_mid_run_accounts_every_frame_read_and_lets_the_writers_finish() {
     let Some(_serial) = prerequisites() else {
         return;
     };
@@ -136,6 +136,24 @@ fn frames_lost_in_a_taps_kernel_ring_are_counted_from_the_kernels_counters() {
     assert_eq!(u(&r["tap"]["kernel_ring_drops"]), lost);
     // Every frame gen sent was read by the switch or lost in the ring.
     assert_eq!(u(&s["frames"]), u(&t1["read_frames"]) + lost, "{s} {t1}");
+    // The stall detector saw the freeze: a gap between turns of about 300 ms (a wait is
+    // at most 50 ms), in the histogram's 100 ms–1 s bucket or above.
+    let turns = &r["tap"]["turns"];
+    assert_eq!(u(&turns["turns"]), u(&r["events"]), "{turns}");
+    assert!(u(&turns["gap_max_us"]) >= 250_000, "{turns}");
+    let long: u64 = turns["gap_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["le_us"].as_u64().is_none_or(|le| le >= 1_000_000))
+        .map(|b| u(&b["turns"]))
+        .sum();
+    assert!(long >= 1, "{turns}");
+    assert_eq!(
+        u(&turns["stalls"]) > 0,
+        u(&turns["overslept_max_us"]) >= 1_000,
+        "{turns}"
+    );
     assert_accounted(&r);
 }
 
@@ -172,6 +190,10 @@ fn a_host_flooding_its_port_does_not_hold_up_the_others() {
     lab.wait(flood, Duration::from_secs(20));
     let r = lab.stop_switch();
     assert!(u(&tap_port(&r, 1)["read_frames"]) > 50_000, "{}", r["tap"]);
+    // A round reads at most 64 KiB of a port (then the frame that reaches it): the read
+    // queue the headroom of a TAP port counts on.
+    let deepest = u(&r["tap"]["max_read_queue_bytes"]);
+    assert!(deepest > 0 && deepest < 65_536 + 1_514, "{}", r["tap"]);
     assert_accounted(&r);
 }
 

@@ -90,8 +90,8 @@ fn gen_senders_share_a_1g_port_losslessly_on_a_busy_machine() {
     assert_eq!(r["totals"]["lossless_drops"], 0, "{r}");
     // Before the switch, the TAPs' rings: on an idle machine they drop nothing. Under the
     // hog on this 2-core VM, about one run in three loses 1–5 % of the senders' frames
-    // there (3,159, 7,122 and 11,556 of ~245,000 seen) while the switch's read queue for
-    // that port sits full: the wall-clock switch stops for tens to 150 ms, which no headroom
+    // there (3,159, 7,122 and 11,556 of ~245,000 seen, with reader threads; the pipeline
+    // thread now reads the rings itself): the wall-clock switch stops for tens to 150 ms, which no headroom
     // of the simulated switch covers (it dropped nothing, asserted above). The losses track
     // the VM's vCPU steal (the 11,556, ~140 ms of the offered load, came in a run with 200 ms
     // of steal on one core). So the bound is a fraction, not zero: a switch that stopped

@@ -63,9 +63,9 @@ enum Command {
     /// containerlab node's veths; one deleted and made again under its name is attached
     /// again. `--metrics ADDR` serves live counters for Prometheus and `lossless show`.
     /// Each port is shaped to its speed, so queues, PFC and ECN happen with real
-    /// traffic. Each TAP's kernel ring is bounded (1024 frames) and so is each port's read
-    /// queue: `lossless check` prints the headroom that covers them. SIGINT, SIGTERM or
-    /// SIGHUP stop it cleanly: the read queues are drained, the writers finish, the report
+    /// traffic. Each TAP's kernel ring is bounded (1024 frames) and so is what one round
+    /// reads from a port: `lossless check` prints the headroom that covers them. SIGINT,
+    /// SIGTERM or SIGHUP stop it cleanly: the writers finish, the report
     /// is printed and --json written; the report accounts for every frame read, written,
     /// dropped by reason or lost in a TAP's kernel ring.
     Tap(tap::TapArgs),

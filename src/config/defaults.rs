@@ -196,7 +196,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         (
             "lossless tap: read queue (fixed)",
             Bytes(crate::cable::READ_QUEUE_BYTES as u64).to_string(),
-            "per port, between its reader and the pipeline; both bound a TAP port's headroom need",
+            "per port and round: what the pipeline thread reads before the switch sees it; both bound a TAP port's headroom need",
         ),
     ]);
     rows

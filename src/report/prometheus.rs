@@ -29,7 +29,13 @@ impl<'a> Family<'a> {
     }
 
     fn sample(&mut self, labels: &[(&str, &str)], value: impl std::fmt::Display) {
-        let _ = write!(self.out, "{}", self.name);
+        self.sample_of("", labels, value);
+    }
+
+    /// A sample of the family's series `<name><suffix>` (a histogram's `_bucket`, `_sum`,
+    /// `_count`).
+    fn sample_of(&mut self, suffix: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+        let _ = write!(self.out, "{}{suffix}", self.name);
         if !labels.is_empty() {
             let l: Vec<String> = labels
                 .iter()
@@ -613,6 +619,50 @@ fn tap(o: &mut String, r: &Report) {
         "Frames in the switch's queues now.",
     )
     .sample(&[("switch", sw)], t.queued_at_exit);
+    turns(o, sw, &t.turns);
+}
+
+/// The stall detector: gaps between the pipeline thread's turns, as a histogram in
+/// seconds, the longest gap and wait overrun, and the stalls.
+fn turns(o: &mut String, sw: &str, t: &crate::report::model::TurnsReport) {
+    let seconds = |us: u64| us as f64 / 1e6;
+    let mut fam = Family::new(
+        o,
+        "lossless_tap_turn_gap_seconds",
+        "histogram",
+        "Time between the starts of two turns of the pipeline thread (wait, read, switch, write).",
+    );
+    let mut below = 0;
+    for b in &t.gap_histogram {
+        below += b.turns;
+        let le = b
+            .le_us
+            .map_or("+Inf".to_string(), |us| seconds(us).to_string());
+        fam.sample_of("_bucket", &[("switch", sw), ("le", &le)], below);
+    }
+    fam.sample_of("_sum", &[("switch", sw)], seconds(t.gap_sum_us));
+    fam.sample_of("_count", &[("switch", sw)], below);
+    Family::new(
+        o,
+        "lossless_tap_turn_gap_max_seconds",
+        "gauge",
+        "Longest time between two turns of the pipeline thread (a wait is at most 50 ms: longer is a host stall).",
+    )
+    .sample(&[("switch", sw)], seconds(t.gap_max_us));
+    Family::new(
+        o,
+        "lossless_tap_overslept_max_seconds",
+        "gauge",
+        "Longest a wait of the pipeline thread ran past what it asked for (the machine did not run it).",
+    )
+    .sample(&[("switch", sw)], seconds(t.overslept_max_us));
+    Family::new(
+        o,
+        "lossless_tap_stalls_total",
+        "counter",
+        "Waits of the pipeline thread that ran 1 ms or more past what they asked for.",
+    )
+    .sample(&[("switch", sw)], t.stalls);
 }
 
 #[cfg(test)]

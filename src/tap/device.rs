@@ -1,7 +1,7 @@
 //! The device behind one port of `lossless tap`: a TAP device the switch creates (a host
 //! moves it into its namespace), or an interface that already exists — a veth end a
 //! container runtime gave us (containerlab's `eth1…`), a NIC — served through a packet
-//! socket. The reader and writer threads and the pipeline thread see one interface; only
+//! socket. The pipeline thread and the writer thread see one interface; only
 //! how a port's link state and the kernel's counters are found differs.
 
 use crate::cable;
@@ -45,8 +45,11 @@ impl Device {
                 } else {
                     0
                 };
-                let i = Iface::open(name, cable::RING_FRAMES, mtu + extra)?;
+                // The counters first: a frame arriving while the socket is set up is then
+                // counted by the kernel and perhaps read, never read and not counted (a
+                // switch at the other end of a link sends from the start).
                 let base = iface_counters(name).unwrap_or_default();
+                let i = Iface::open(name, cable::RING_FRAMES, mtu + extra)?;
                 Ok(Device::Iface(i, base))
             }
         }
@@ -57,6 +60,14 @@ impl Device {
         match self {
             Device::Tap(t) => t.name(),
             Device::Iface(i, _) => i.name(),
+        }
+    }
+
+    /// The descriptor frames are read from.
+    pub fn raw_fd(&self) -> i32 {
+        match self {
+            Device::Tap(t) => t.raw_fd(),
+            Device::Iface(i, _) => i.raw_fd(),
         }
     }
 

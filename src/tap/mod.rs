@@ -1,32 +1,32 @@
-//! `lossless tap`: the wall-clock engine. One pipeline thread owns the `Switch`; per port's
-//! [`device`] (a TAP it created, or an existing interface such as a container's veth), a
-//! reader thread queues the frames it reads in the port's bounded [`inbox`] queue, and a
-//! writer thread writes what the switch transmits ([`threads`]). The pipeline thread waits
-//! for a frame or the switch's next deadline, takes frames from the ports in turn, and
-//! drives the switch with `receive` and `poll_due`; each port is shaped to its configured
-//! speed by the switch's own transmitter model, with a bounded catch-up for late wake-ups.
-//! PFC frames are written by the pipeline thread itself, at once.
+//! `lossless tap`: the wall-clock engine. One pipeline thread owns the `Switch` and reads
+//! every port's [`device`] (a TAP it created, or an existing interface such as a
+//! container's veth) itself ([`rx`]): it waits on all of them at once for a frame or the
+//! switch's next deadline, takes what is waiting from the ports in turn, and drives the
+//! switch with `receive` and `poll_due`; each port is shaped to its configured speed by the
+//! switch's own transmitter model, with a bounded catch-up for late wake-ups. Control
+//! frames (PFC, PAUSE, CBFC, LLR) and the few frames of a light round are written by the
+//! pipeline thread at once; under load a port's [`writer`] thread writes its batches (a
+//! TAP write runs the receiving host's network stack inside the system call).
 //!
-//! Nothing is lost without a count: the TAPs' kernel rings and the read queues are bounded
-//! ([`crate::cable`]), frames the kernel drops in a full ring are read from the kernel's own
-//! counters (in whatever namespace the TAP was moved to; for an interface, its socket's
-//! ring counters), a TAP whose link is down is probed without sending into it, an
-//! interface's link and carrier are watched, and on exit the read queues are drained into the switch
-//! and the writers finish and are joined before the report is made. With permission, the
-//! threads run with real-time priority so that a busy machine does not stretch the cable.
+//! Nothing is lost without a count: the TAPs' kernel rings and what a round reads are
+//! bounded ([`crate::cable`]), frames the kernel drops in a full ring are read from the
+//! kernel's own counters (in whatever namespace the TAP was moved to; for an interface, its
+//! socket's ring counters), a TAP whose link is down is probed without sending into it, an
+//! interface's link and carrier are watched, and on exit the writers finish and are joined
+//! before the report is made. With permission, the threads run with real-time priority so
+//! that a busy machine does not stretch the cable.
 
 pub mod device;
-pub mod inbox;
 pub mod live;
 pub mod metrics;
 mod report;
-pub mod threads;
+mod rx;
+pub mod turns;
+pub mod writer;
 
-use crate::cable;
 use crate::config::SwitchSpec;
 use crossbeam_channel::{bounded, Sender, TrySendError};
 use device::Device;
-use inbox::Inbox;
 use lossless_buffer_model::Time;
 use lossless_pipeline::link::FrameClass;
 use lossless_pipeline::wire::link_control;
@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use threads::{spawn_reader, spawn_writer, PortIoStats};
+use writer::{spawn_writer, PortIoStats};
 
 /// How far back a late wake-up may date a backlogged frame: a bounded burst (81 frames of
 /// 1518 B at 1G) that keeps a port at line rate when the OS wakes the pipeline late.
@@ -59,7 +59,7 @@ const BUSY_WAIT: Duration = Duration::from_micros(100);
 const LIGHT_ROUND: usize = 4;
 /// Longest single wait, so stop requests and stats lines are never late by more.
 const MAX_WAIT: Duration = Duration::from_millis(50);
-/// Most frames taken from the read queues before the switch transmits.
+/// Most frames read from the ports in one round, before the switch transmits.
 const TAKE_BATCH: usize = 256;
 /// Smallest Ethernet frame without FCS: what a MAC pads short frames to.
 const MIN_FRAME_NO_FCS: usize = 60;
@@ -117,8 +117,6 @@ struct PortIo {
     /// What the port was configured to serve, and its MTU (to attach again).
     attach: crate::config::Attach,
     mtu: u32,
-    /// Tells this device's reader to end (its device was replaced).
-    retire: Arc<AtomicBool>,
     /// Times the port's interface was attached again after it was gone.
     reattached: u64,
     /// Counts of devices the port had before, carried into the report.
@@ -229,59 +227,46 @@ fn check_llr_mtu(
     Ok(())
 }
 
-/// A port's reader and writer threads, and the writer's queue of frame batches.
-type PortThreads = (JoinHandle<()>, JoinHandle<()>, Sender<Vec<Vec<u8>>>);
+/// A port's writer thread, and its queue of frame batches.
+type Writer = (JoinHandle<()>, Sender<Vec<Vec<u8>>>);
 
-/// Start a port's reader and writer threads on `dev`: their handles, and the writer's queue.
-fn start_io(
-    port: usize,
+/// Start a port's writer thread on `dev`.
+fn start_writer(
     dev: &Arc<Device>,
-    inbox: &Arc<Inbox>,
     stats: &Arc<PortIoStats>,
-    stop: &Arc<AtomicBool>,
-    retire: &Arc<AtomicBool>,
     realtime: Realtime,
-) -> io::Result<PortThreads> {
-    let reader = spawn_reader(
-        port,
-        Arc::clone(dev),
-        Arc::clone(inbox),
-        Arc::clone(stats),
-        Arc::clone(stop),
-        Arc::clone(retire),
-        realtime,
-    )?;
+) -> io::Result<Writer> {
     let (tx, rx) = bounded(WRITE_QUEUE);
     let writer = spawn_writer(Arc::clone(dev), rx, Arc::clone(stats), realtime)?;
-    Ok((reader, writer, tx))
+    Ok((writer, tx))
 }
 
 /// A running TAP switch.
 pub struct TapSwitch {
     sw: Switch,
     ports: Vec<PortIo>,
-    inbox: Arc<Inbox>,
-    stop_io: Arc<AtomicBool>,
-    readers: Vec<JoinHandle<()>>,
+    rx: rx::Rx,
     writers: Vec<JoinHandle<()>>,
     start: Instant,
     /// Times a port's link was seen going down or coming back.
     link_changes: u64,
     /// The pipeline thread runs with real-time priority.
     realtime: bool,
-    /// What was asked for the I/O threads (also those of an interface attached again).
+    /// What was asked for the writer threads (also those of an interface attached again).
     realtime_mode: Realtime,
     /// stdout still takes stats lines (false once it is closed, e.g. `| head`).
     stats_out: bool,
     /// Wake-ups of the pipeline thread (the report's `events`).
     wakeups: u64,
+    /// How the turns were spaced (the stall detector).
+    turns: turns::Turns,
     /// `--stats-json` lines can still be written.
     stats_json_ok: bool,
 }
 
 impl TapSwitch {
     /// Open each port's device (a TAP with a bounded kernel ring, or an interface with a
-    /// bounded receive ring) and start the reader and writer threads.
+    /// bounded receive ring) and start the writer threads.
     pub fn open(spec: &SwitchSpec, realtime: Realtime) -> Result<TapSwitch, TapError> {
         let mut devs = Vec::new();
         for (i, a) in spec.attach.iter().enumerate() {
@@ -295,23 +280,16 @@ impl TapSwitch {
             }
             devs.push((Arc::new(dev), a.clone(), port.mtu));
         }
-        let inbox = Arc::new(Inbox::new(devs.len(), cable::READ_QUEUE_BYTES));
-        let stop_io = Arc::new(AtomicBool::new(false));
         let mut ports = Vec::new();
-        let (mut readers, mut writers) = (Vec::new(), Vec::new());
-        for (port, (dev, attach, mtu)) in devs.into_iter().enumerate() {
+        let mut writers = Vec::new();
+        for (dev, attach, mtu) in devs {
             let stats = Arc::new(PortIoStats::default());
-            let retire = Arc::new(AtomicBool::new(false));
-            let (reader, writer, tx) =
-                start_io(port, &dev, &inbox, &stats, &stop_io, &retire, realtime)
-                    .map_err(TapError::System)?;
-            readers.push(reader);
+            let (writer, tx) = start_writer(&dev, &stats, realtime).map_err(TapError::System)?;
             writers.push(writer);
             ports.push(PortIo {
                 dev,
                 attach,
                 mtu,
-                retire,
                 reattached: 0,
                 carried: Carried::default(),
                 state: PortState::Up,
@@ -328,9 +306,7 @@ impl TapSwitch {
         Ok(TapSwitch {
             sw,
             ports,
-            inbox,
-            stop_io,
-            readers,
+            rx: rx::Rx::new(),
             writers,
             start: Instant::now(),
             link_changes: 0,
@@ -338,6 +314,7 @@ impl TapSwitch {
             realtime_mode: realtime,
             stats_out: true,
             wakeups: 0,
+            turns: turns::Turns::default(),
             stats_json_ok: true,
         })
     }
@@ -352,7 +329,7 @@ impl TapSwitch {
     }
 
     /// Serve until `stop` is set (or the optional duration passes), printing a stats line
-    /// every `opts.stats`; then drain and stop the I/O threads ([`Self::shutdown`]).
+    /// every `opts.stats`; then let the writers finish ([`Self::shutdown`]).
     pub fn serve(&mut self, stop: &AtomicBool, opts: &TapOptions) -> Result<(), TapError> {
         // Microsecond deadlines (pipeline latency, wire times) need precise wake-ups.
         if let Err(e) = lossless_sys::sched::set_timer_slack(1_000) {
@@ -385,7 +362,10 @@ impl TapSwitch {
             // A few frames (a ping, a request) leave when due: batching them would only
             // add the batch wait to their latency. Under load, batches.
             let light = moved <= LIGHT_ROUND;
-            let wait = if busy && light {
+            let wait = if self.rx.more_waiting() {
+                // Frames were left in a ring for the next round: take them now.
+                Duration::ZERO
+            } else if busy && light {
                 until_due.clamp(MIN_WAIT, BUSY_WAIT)
             } else if busy {
                 BUSY_WAIT
@@ -395,10 +375,12 @@ impl TapSwitch {
                 until_due.clamp(MIN_WAIT, MAX_WAIT)
             };
             self.wakeups += 1;
-            for (port, e) in self
-                .inbox
-                .take(TAKE_BATCH, wait, !busy || light, &mut frames)
-            {
+            let gone = self
+                .rx
+                .read(&self.ports, TAKE_BATCH, wait, !busy || light, &mut frames);
+            self.turns.waited(wait, self.rx.waited());
+            self.turns.begin(Instant::now());
+            for (port, e) in gone {
                 self.port_gone(port, &e);
             }
             let now = self.now();
@@ -533,7 +515,7 @@ impl TapSwitch {
     }
 
     /// A gone interface port whose name exists again (a container restarted with new
-    /// veths of the same names): attach to it with new reader and writer threads.
+    /// veths of the same names): attach to it, with a new writer thread.
     fn reattach(&mut self, port: usize, now: Time) {
         let p = &mut self.ports[port];
         let (crate::config::Attach::Iface(name) | crate::config::Attach::Link(name)) = &p.attach
@@ -548,32 +530,20 @@ impl TapSwitch {
             // Not ready yet (or claimed by another switch): looked at again later.
             Err(_) => return,
         };
-        let retire = Arc::new(AtomicBool::new(false));
-        let started = start_io(
-            port,
-            &dev,
-            &self.inbox,
-            &p.stats,
-            &self.stop_io,
-            &retire,
-            self.realtime_mode,
-        );
-        let Ok((reader, writer, tx)) = started else {
+        let Ok((writer, tx)) = start_writer(&dev, &p.stats, self.realtime_mode) else {
             return;
         };
-        // The old device's reader ends; its counts stay in the report.
-        p.retire.store(true, Ordering::Relaxed);
+        // The old device's writer ends when its queue is dropped; its counts stay in the
+        // report.
         p.carried.oversize += p.dev.oversize();
         p.carried.checksums += p.dev.checksums_completed();
         if let Some(k) = p.kernel.take() {
             p.carried.kernel = p.carried.kernel + k;
         }
-        p.retire = retire;
         p.dev = dev;
         p.writer = Some(tx);
         p.reattached += 1;
         p.state = PortState::Up;
-        self.readers.push(reader);
         self.writers.push(writer);
         eprintln!(
             "lossless tap: port {} (iface {}) is back: attached again",
@@ -632,7 +602,7 @@ impl TapSwitch {
                 Some(_)
                     if started <= LIGHT_ROUND && p.stats.pending.load(Ordering::Acquire) == 0 =>
                 {
-                    threads::write_batch(&p.dev, &batch, &p.stats);
+                    writer::write_batch(&p.dev, &batch, &p.stats);
                 }
                 Some(w) => {
                     p.stats.pending.fetch_add(n, Ordering::Release);
@@ -650,29 +620,11 @@ impl TapSwitch {
         started
     }
 
-    /// Stop the readers, put every frame they read through the switch, let the writers
-    /// finish what they were given and join them, and read the kernel's counters last.
+    /// Start what is due, let the writers finish what they were given and join them, and
+    /// read the kernel's counters last. Every frame read has been through the switch: a
+    /// round hands the switch all it read.
     pub fn shutdown(&mut self) {
-        self.stop_io.store(true, Ordering::Relaxed);
-        for r in self.readers.drain(..) {
-            let _ = r.join();
-        }
         let now = self.now();
-        let mut frames = Vec::new();
-        loop {
-            let gone = self
-                .inbox
-                .take(usize::MAX, Duration::ZERO, false, &mut frames);
-            for (port, e) in gone {
-                self.port_gone(port, &e);
-            }
-            if frames.is_empty() {
-                break;
-            }
-            for (port, data) in frames.drain(..) {
-                self.receive(port, data, now);
-            }
-        }
         self.transmit(now);
         for p in &mut self.ports {
             p.writer = None;

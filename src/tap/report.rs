@@ -3,7 +3,7 @@
 //! devices (TAPs and interfaces).
 
 use super::device::Device;
-use super::threads::PortIoStats;
+use super::writer::PortIoStats;
 use super::{PortState, TapSwitch};
 use crate::measure::{Samples, Window};
 use crate::report::json::{measure, switch_report};
@@ -88,10 +88,11 @@ impl TapSwitch {
                 .map(|p| p.dev.name().to_string())
                 .collect(),
             ports,
-            max_read_queue_bytes: self.inbox.high_water(),
+            max_read_queue_bytes: self.rx.high_water(),
             link_changes: self.link_changes,
             reattached: self.ports.iter().map(|p| p.reattached).sum(),
             realtime: self.realtime,
+            turns: self.turns.report(),
         };
         Report {
             name: self.sw.config().name.clone(),

@@ -33,7 +33,7 @@ const SLOT_OVERHEAD: usize = 128;
 /// Bytes of an 802.1Q tag.
 const VLAN_TAG: usize = 4;
 
-/// Counters of an interface port's socket, kept by the reader.
+/// Counters of an interface port's socket, kept by the thread that reads it.
 #[derive(Debug, Default)]
 pub struct IfaceCounters {
     /// Frames the kernel dropped because every ring slot was full (the host sent faster
@@ -62,13 +62,13 @@ struct RxRing {
     len: usize,
     slot: usize,
     slots: usize,
-    /// Slot the reader looks at next (only the one reader thread advances it).
+    /// Slot the reader looks at next (only the one thread that reads advances it).
     next: AtomicUsize,
 }
 
 // SAFETY: the mapping lives as long as the ring; slots are handed between kernel and
 // reader through each slot's atomic status word, and only one thread reads the ring (the
-// port's reader), which the `next` index being atomic merely makes sound to share.
+// thread that reads the port), which the `next` index being atomic merely makes sound to share.
 unsafe impl Send for RxRing {}
 // SAFETY: see above.
 unsafe impl Sync for RxRing {}
@@ -171,6 +171,11 @@ impl Iface {
             _claim: claim,
             counters: IfaceCounters::default(),
         })
+    }
+
+    /// The socket frames are read from (to wait on it with others).
+    pub fn raw_fd(&self) -> i32 {
+        self.fd.as_raw_fd()
     }
 
     /// Interface name it was opened with.

@@ -10,6 +10,7 @@
 //! * [`packet`]: an `AF_PACKET` socket bound to one interface.
 //! * [`iface`]: an existing interface (a veth, a NIC) served as a switch port, through an
 //!   `AF_PACKET` socket with a memory-mapped receive ring; [`claim`] keeps it to one switch.
+//! * [`poll`]: waiting for frames on several descriptors at once.
 //! * [`netdev`]: interface lookups by name in the calling thread's namespace (index, MAC,
 //!   MTU), with ioctls rather than `/sys` (which shows the namespace `/sys` was mounted in).
 //! * [`kernel`]: the kernel's own counters of a TAP, in whatever namespace it was moved to.
@@ -24,6 +25,7 @@ pub mod kernel;
 pub mod netdev;
 pub mod output;
 pub mod packet;
+pub mod poll;
 pub mod sched;
 pub mod tap;
 

@@ -64,6 +64,11 @@ impl Tap {
         &self.name
     }
 
+    /// The descriptor frames are read from (to wait on it with others).
+    pub fn raw_fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
     /// Read one frame (no FCS) into `buf`, waiting at most `timeout`: Ok(None) when none
     /// came, Ok(Some(0)) when the device is gone (EOF).
     pub fn read_timeout(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
@@ -131,30 +136,7 @@ impl Tap {
     }
 }
 
-/// Wait at most `timeout` (to the nanosecond: `ppoll`, not `poll`'s milliseconds) for `fd`
-/// to become readable (or to report an error or hang-up, which the following read turns
-/// into an `io::Error` or EOF).
+/// Wait at most `timeout` for `fd` to become readable ([`crate::poll::readable_any`]).
 pub(crate) fn poll_in(fd: i32, timeout: Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    loop {
-        // SAFETY: one valid pollfd and a valid timespec for the duration of the call; no
-        // signal mask is passed.
-        let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        return Ok(rc > 0);
-    }
+    crate::poll::readable_any(&[fd], timeout)
 }

@@ -484,7 +484,8 @@ pub struct TapReport {
     pub ports: Vec<TapPortReport>,
     /// Devices that went away.
     pub ports_gone: Vec<String>,
-    /// Deepest a read queue has been, bytes.
+    /// Most bytes the pipeline thread read from one port in one round (its read queue:
+    /// frames read but not yet through the switch).
     pub max_read_queue_bytes: usize,
     /// Times a port's link went down or came back.
     pub link_changes: u64,
@@ -493,6 +494,38 @@ pub struct TapReport {
     pub reattached: u64,
     /// The pipeline thread ran with real-time priority.
     pub realtime: bool,
+    /// How the pipeline thread's turns were spaced: a stall detector.
+    pub turns: TurnsReport,
+}
+
+/// The pipeline thread's turns (wait, read the ports, run the switch, write): gaps between
+/// them, and waits that overran what was asked. A wait is at most 50 ms; a longer gap, or
+/// a wait overrun, is the machine not running the switch (a host stall, a virtual CPU
+/// taken away), not the switch having nothing to do.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TurnsReport {
+    /// Turns taken.
+    pub turns: u64,
+    /// Longest time between the starts of two turns, µs.
+    pub gap_max_us: u64,
+    /// Sum of the gaps, µs.
+    pub gap_sum_us: u64,
+    /// Gaps by length: turns whose gap was at most `le_us` (and above the bucket before);
+    /// the last bucket (`le_us` null) holds longer gaps.
+    pub gap_histogram: Vec<TurnGapBucket>,
+    /// Longest a wait ran past what it asked for, µs.
+    pub overslept_max_us: u64,
+    /// Waits that ran 1 ms or more past what they asked for.
+    pub stalls: u64,
+}
+
+/// One bucket of the turn-gap histogram.
+#[derive(Clone, Debug, Serialize)]
+pub struct TurnGapBucket {
+    /// Upper bound of the gap, µs (null: longer than every other bucket).
+    pub le_us: Option<u64>,
+    /// Turns whose gap fell in this bucket.
+    pub turns: u64,
 }
 
 /// One port's device.

@@ -1,6 +1,7 @@
 //! The TAP engine's ledger as a table (`lossless show ledger`): per port, its device, the
 //! frames read and written, and where every other frame went — a write that failed, a
-//! full writer queue, a frame too long for the ring, a full ring on the host's side.
+//! full writer queue, a frame too long for the ring, a full ring on the host's side — and
+//! how the pipeline thread's turns were spaced (the stall detector).
 
 use crate::report::model::Report;
 use std::fmt::Write;
@@ -64,5 +65,14 @@ pub fn render(o: &mut String, r: &Report) {
         } else {
             format!(", gone: {}", t.ports_gone.join(", "))
         }
+    );
+    let ms = |us: u64| us as f64 / 1e3;
+    let _ = writeln!(
+        o,
+        "pipeline turns: {}, longest gap {:.3} ms, longest wait overrun {:.3} ms, stalls (overrun ≥ 1 ms) {}",
+        t.turns.turns,
+        ms(t.turns.gap_max_us),
+        ms(t.turns.overslept_max_us),
+        t.turns.stalls
     );
 }
