@@ -335,6 +335,19 @@ fn s6100_lookup() -> PathBuf {
     data("pg_profile_lookup/force10-s6100.ini")
 }
 
+/// `lossless import sonic` of config_db `text` (written as `name`) with `lookup`.
+fn import_with_lookup(name: &str, text: &str, lookup: &std::path::Path) -> std::process::Output {
+    let f = tmp(name);
+    std::fs::write(&f, text).unwrap();
+    lossless(&[
+        "import",
+        "sonic",
+        f.to_str().unwrap(),
+        "--pg-profile-lookup",
+        lookup.to_str().unwrap(),
+    ])
+}
+
 /// A config_db saved before buffermgrd ran, with the SKU's pg_profile_lookup.ini, resolves
 /// to exactly the plan of the same switch saved after buffermgrd ran (the rendered file):
 /// for each port with PFC on 3,4 the profile of its speed and cable length, and the entry
@@ -392,15 +405,7 @@ fn lossless_pgs_come_from_the_skus_pg_profile_lookup_as_buffermgrd_adds_them() {
         .contains("lossless PGs of 66 port(s) derived from s6100.ini"));
 
     // Through the CLI, which says so.
-    let f = tmp("before-buffermgrd.json");
-    std::fs::write(&f, &text).unwrap();
-    let o = lossless(&[
-        "import",
-        "sonic",
-        f.to_str().unwrap(),
-        "--pg-profile-lookup",
-        s6100_lookup().to_str().unwrap(),
-    ]);
+    let o = import_with_lookup("before-buffermgrd.json", &text, &s6100_lookup());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let yaml = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -458,15 +463,7 @@ fn missing_lossless_pgs_and_bad_lookup_rows_say_what_to_do() {
         "bad-lookup.ini",
         "# speed cable size xon xoff threshold\n40000 300m 1248 2288\n",
     );
-    let f = tmp("before-buffermgrd-2.json");
-    std::fs::write(&f, &text).unwrap();
-    let o = lossless(&[
-        "import",
-        "sonic",
-        f.to_str().unwrap(),
-        "--pg-profile-lookup",
-        bad.to_str().unwrap(),
-    ]);
+    let o = import_with_lookup("before-buffermgrd-2.json", &text, &bad);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad-lookup.ini:2"), "{err}");
