@@ -104,6 +104,23 @@ impl Device {
         }
     }
 
+    /// Write frames in order, until one fails: how many were written, and the error that
+    /// stopped the rest. An interface takes them in one `sendmmsg` (a TAP has no batched
+    /// write: one `write` each).
+    pub fn write_all(&self, frames: &[Vec<u8>]) -> (usize, Option<io::Error>) {
+        match self {
+            Device::Tap(t) => {
+                for (k, f) in frames.iter().enumerate() {
+                    if let Err(e) = t.write(f) {
+                        return (k, Some(e));
+                    }
+                }
+                (frames.len(), None)
+            }
+            Device::Iface(i, _) => i.write_all(frames),
+        }
+    }
+
     /// Does a read error end the port for good? A TAP's does (its host deleted it); an
     /// interface's pending error only says it went down, and [`Device::probe`] tells
     /// whether it is gone.

@@ -80,13 +80,12 @@ impl PortIoStats {
 /// Write `batch` to `tap`, counting each frame; after a failed write (the link is down)
 /// the rest of the batch is counted as failed too.
 pub fn write_batch(tap: &Device, batch: &[Vec<u8>], stats: &PortIoStats) {
-    for (k, frame) in batch.iter().enumerate() {
-        let r = tap.write(frame);
-        stats.written(&r);
-        if r.is_err() {
-            PortIoStats::add(&stats.write_errors, (batch.len() - k - 1) as u64);
-            break;
-        }
+    let (written, error) = tap.write_all(batch);
+    PortIoStats::add(&stats.written_frames, written as u64);
+    if let Some(e) = error {
+        // The failed frame and every one after it.
+        stats.written(&Err(e));
+        PortIoStats::add(&stats.write_errors, (batch.len() - written - 1) as u64);
     }
 }
 

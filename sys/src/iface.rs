@@ -306,6 +306,12 @@ impl Iface {
         crate::packet::send_frame(self.fd.as_raw_fd(), frame)
     }
 
+    /// Send whole frames (no FCS) in as few system calls as the kernel allows: how many
+    /// were sent, and the error that stopped the rest.
+    pub fn write_all(&self, frames: &[Vec<u8>]) -> (usize, Option<io::Error>) {
+        crate::packet::send_frames(self.fd.as_raw_fd(), frames)
+    }
+
     /// Fold the kernel's ring-drop count (reset by each read) into [`IfaceCounters`].
     pub fn read_ring_drops(&self) -> u64 {
         // SAFETY: tpacket_stats is plain old data; getsockopt writes at most `len` bytes.

@@ -23,6 +23,53 @@ pub(crate) fn send_frame(fd: i32, frame: &[u8]) -> io::Result<usize> {
     }
 }
 
+/// Most frames handed to the kernel in one `sendmmsg` call (the kernel's own limit,
+/// `UIO_MAXIOV`).
+const SEND_BATCH: usize = 1024;
+
+/// Send `frames` (each whole, no FCS) on bound packet socket `fd`, as few system calls as
+/// `sendmmsg` allows: how many were sent, and the error that stopped the rest (the frame
+/// after those sent is the one that failed).
+pub(crate) fn send_frames(fd: i32, frames: &[Vec<u8>]) -> (usize, Option<io::Error>) {
+    let mut sent = 0;
+    while sent < frames.len() {
+        let chunk = &frames[sent..frames.len().min(sent + SEND_BATCH)];
+        let mut iovs: Vec<libc::iovec> = chunk
+            .iter()
+            .map(|f| libc::iovec {
+                iov_base: f.as_ptr() as *mut libc::c_void,
+                iov_len: f.len(),
+            })
+            .collect();
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .map(|iov| {
+                // SAFETY: mmsghdr is plain old data; all-zero is valid (no address, no
+                // control data).
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_iov = iov as *mut libc::iovec;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        // SAFETY: `msgs` holds `msgs.len()` headers, each pointing at one iovec of `iovs`
+        // that describes a frame of `chunk`; all outlive the call.
+        let n = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), msgs.len() as u32, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return (sent, Some(e));
+        }
+        if n == 0 {
+            return (sent, Some(io::Error::other("sendmmsg sent nothing")));
+        }
+        sent += n as usize;
+    }
+    (sent, None)
+}
+
 /// A raw packet socket of protocol 0: it receives nothing until [`bind_all`] names an
 /// interface (see the module's note).
 pub(crate) fn unbound_socket() -> io::Result<OwnedFd> {
