@@ -272,10 +272,18 @@ fn a_closed_stdout_sighup_and_ctrl_c_all_end_with_the_report() {
     // writes its report when stopped, here by SIGHUP.
     let mut lab = Lab::with("h", true, &spec, &["--stats", "100ms"]);
     let out = lab.switch.as_mut().unwrap().stdout.take().unwrap();
+    let mut out = std::io::BufReader::new(out);
     let mut first = String::new();
-    std::io::BufReader::new(out).read_line(&mut first).unwrap();
+    out.read_line(&mut first).unwrap();
     assert!(first.starts_with("lossless tap:"), "{first}");
-    // (the reader is dropped here: the pipe is closed)
+    // The first stats line, with the stall detector's longest gap so far.
+    let mut stats = String::new();
+    out.read_line(&mut stats).unwrap();
+    assert!(stats.starts_with("t=0."), "{stats}");
+    assert!(stats.contains("| longest turn gap "), "{stats}");
+    assert!(stats.contains(" ms, stalls "), "{stats}");
+    drop(out);
+    // (the pipe is closed)
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(lab.ping(0, 1, 5, "0.02"), 0.0);
     let r = lab.stop_switch_with("HUP");

@@ -15,8 +15,10 @@ pub struct TapArgs {
     /// else from the file LOSSLESS_CONFIG_FILE names (the container image sets
     /// /etc/lossless/switch.yaml).
     file: Option<PathBuf>,
-    /// Print a counters line this often (e.g. 1s; above 0). A closed stdout (`| head`) only
-    /// ends the lines.
+    /// Print a counters line this often (e.g. 1s; above 0): frames, drops, kernel ring
+    /// drops, PFC frames, and the stall detector's longest gap between the pipeline
+    /// thread's turns (above 50 ms: the machine did not run the switch). A closed stdout
+    /// (`| head`) only ends the lines.
     #[arg(long, value_parser = period)]
     stats: Option<Duration>,
     /// Write the JSON report here when stopping.

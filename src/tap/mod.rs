@@ -688,11 +688,14 @@ impl TapSwitch {
             .iter()
             .filter_map(|p| p.kernel.map(|k| k.host_tx_dropped))
             .sum();
+        let turns = self.turns.report();
         let line = format!(
-            "t={:.1}s rx {rx} tx {tx} frames | drops {} lossless_drops {} | kernel ring drops {ring} | PFC tx {pfc_tx} rx {pfc_rx}",
+            "t={:.1}s rx {rx} tx {tx} frames | drops {} lossless_drops {} | kernel ring drops {ring} | PFC tx {pfc_tx} rx {pfc_rx} | longest turn gap {:.1} ms, stalls {}",
             self.start.elapsed().as_secs_f64(),
             sw.drops().total(),
             sw.lossless_drops(),
+            turns.gap_max_us as f64 / 1e3,
+            turns.stalls,
         );
         let mut out = io::stdout().lock();
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
