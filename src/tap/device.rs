@@ -11,7 +11,6 @@ use lossless_sys::kernel::{iface_counters, tap_state, TapCounters};
 use lossless_sys::tap::Tap;
 use std::io;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// A port's device.
 #[derive(Debug)]
@@ -79,20 +78,20 @@ impl Device {
         }
     }
 
-    /// Wait at most `timeout` for a frame and read it into `buf`: Ok(None) when none
-    /// came, Ok(Some(0)) when a TAP is gone (EOF).
-    pub fn read_timeout(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
-        match self {
-            Device::Tap(t) => t.read_timeout(buf, timeout),
-            Device::Iface(i, _) => i.read_timeout(buf, timeout),
-        }
-    }
-
     /// Read a frame if one is waiting.
     pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         match self {
             Device::Tap(t) => t.read_now(buf),
             Device::Iface(i, _) => i.read_now(buf),
+        }
+    }
+
+    /// Clear and return the device's pending error: a wake-up with no frame behind it
+    /// (an interface that went down) is not reported again. A TAP keeps none.
+    pub fn take_error(&self) -> io::Result<()> {
+        match self {
+            Device::Tap(_) => Ok(()),
+            Device::Iface(i, _) => i.take_error(),
         }
     }
 

@@ -256,9 +256,8 @@ pub struct TapSwitch {
     realtime_mode: Realtime,
     /// stdout still takes stats lines (false once it is closed, e.g. `| head`).
     stats_out: bool,
-    /// Wake-ups of the pipeline thread (the report's `events`).
-    wakeups: u64,
-    /// How the turns were spaced (the stall detector).
+    /// The pipeline thread's turns (the report's `events`), and how they were spaced
+    /// (the stall detector).
     turns: turns::Turns,
     /// `--stats-json` lines can still be written.
     stats_json_ok: bool,
@@ -313,7 +312,6 @@ impl TapSwitch {
             realtime: false,
             realtime_mode: realtime,
             stats_out: true,
-            wakeups: 0,
             turns: turns::Turns::default(),
             stats_json_ok: true,
         })
@@ -374,7 +372,6 @@ impl TapSwitch {
             } else {
                 until_due.clamp(MIN_WAIT, MAX_WAIT)
             };
-            self.wakeups += 1;
             let gone = self
                 .rx
                 .read(&self.ports, TAKE_BATCH, wait, !busy || light, &mut frames);

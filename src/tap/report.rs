@@ -100,7 +100,7 @@ impl TapSwitch {
             sim_time_ps: end.as_ps(),
             measure: measure(&window),
             wall_time_s: self.start.elapsed().as_secs_f64(),
-            events: self.wakeups,
+            events: self.turns.count(),
             packet_hops: None,
             totals: t,
             engine: None,

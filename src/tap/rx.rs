@@ -84,17 +84,26 @@ impl Rx {
         }
         self.take_waiting(ports, max, out, &mut gone);
         if out.is_empty() && gone.is_empty() && wake_on_arrival && !wait.is_zero() {
-            let fds: Vec<i32> = ports
+            let (fds, of): (Vec<i32>, Vec<usize>) = ports
                 .iter()
-                .filter(|p| p.state != PortState::Gone)
-                .map(|p| p.dev.raw_fd())
-                .collect();
+                .enumerate()
+                .filter(|(_, p)| p.state != PortState::Gone)
+                .map(|(i, p)| (p.dev.raw_fd(), i))
+                .unzip();
+            let t = Instant::now();
             // An error here (none is expected: the descriptors are open) only ends the
             // wait early; the reads that follow report a device that failed.
-            let t = Instant::now();
-            let _ = lossless_sys::poll::readable_any(&fds, wait);
+            let ready = lossless_sys::poll::readable(&fds, wait).unwrap_or_default();
             self.waited = t.elapsed();
             self.take_waiting(ports, max, out, &mut gone);
+            // A device that woke the wait with no frame has an error pending (an
+            // interface that went down): cleared, or every wait would end at once. The
+            // link probe decides what it means.
+            for port in ready.into_iter().map(|k| of[k]) {
+                if !out.iter().any(|(p, _)| *p == port) {
+                    let _ = ports[port].dev.take_error();
+                }
+            }
         }
         gone
     }

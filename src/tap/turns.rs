@@ -54,6 +54,11 @@ impl Turns {
         }
     }
 
+    /// Turns taken.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
     /// The report's `tap.turns`.
     pub fn report(&self) -> TurnsReport {
         let mut buckets: Vec<TurnGapBucket> = GAP_BUCKETS_US

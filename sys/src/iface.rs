@@ -20,12 +20,10 @@
 //! one frame; it is counted as oversize and dropped.
 
 use crate::netdev::if_index;
-use crate::tap::poll_in;
 use lossless_pipeline::wire::checksum::complete_l4_checksum;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
 
 /// Bytes of a slot besides the frame: the `tpacket2_hdr`, the address the kernel puts
 /// after it, alignment, and a VLAN tag's room.
@@ -188,24 +186,9 @@ impl Iface {
         self.ring.slots
     }
 
-    /// Read one frame (no FCS, VLAN tag restored) into `buf`, waiting at most `timeout`;
-    /// Ok(None) when none came. An error is the socket's pending error (ENETDOWN when the
-    /// interface went down); the caller asks [`Iface::link`] what it means.
-    pub fn read_timeout(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
-        if let Some(n) = self.read_now(buf)? {
-            return Ok(Some(n));
-        }
-        if timeout.is_zero() || !poll_in(self.fd.as_raw_fd(), timeout)? {
-            return Ok(None);
-        }
-        match self.read_now(buf)? {
-            Some(n) => Ok(Some(n)),
-            None => self.take_error().map(|()| None),
-        }
-    }
-
-    /// The socket's pending error, cleared (poll reports it until it is read).
-    fn take_error(&self) -> io::Result<()> {
+    /// The socket's pending error, cleared (poll reports it until it is read): ENETDOWN
+    /// when the interface went down; the caller asks [`Iface::link`] what it means.
+    pub fn take_error(&self) -> io::Result<()> {
         let mut err: libc::c_int = 0;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: `err` and `len` are valid for the call; SO_ERROR writes one int.

@@ -5,8 +5,9 @@ use std::io;
 use std::time::Duration;
 
 /// Wait at most `timeout` for any of `fds` to become readable (or to report an error or
-/// hang-up, which the following read turns into an `io::Error` or EOF): true when one did.
-pub fn readable_any(fds: &[i32], timeout: Duration) -> io::Result<bool> {
+/// hang-up, which the following read turns into an `io::Error` or EOF): the positions in
+/// `fds` of those that did (none: the wait timed out).
+pub fn readable(fds: &[i32], timeout: Duration) -> io::Result<Vec<usize>> {
     let mut pfds: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
@@ -37,6 +38,11 @@ pub fn readable_any(fds: &[i32], timeout: Duration) -> io::Result<bool> {
             }
             return Err(e);
         }
-        return Ok(rc > 0);
+        return Ok(pfds
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.revents != 0)
+            .map(|(i, _)| i)
+            .collect());
     }
 }

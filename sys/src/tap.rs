@@ -136,7 +136,7 @@ impl Tap {
     }
 }
 
-/// Wait at most `timeout` for `fd` to become readable ([`crate::poll::readable_any`]).
+/// Wait at most `timeout` for `fd` to become readable ([`crate::poll::readable`]).
 pub(crate) fn poll_in(fd: i32, timeout: Duration) -> io::Result<bool> {
-    crate::poll::readable_any(&[fd], timeout)
+    crate::poll::readable(&[fd], timeout).map(|ready| !ready.is_empty())
 }

@@ -11,7 +11,7 @@
 //! and `orchagent/orch.cpp` (`generateIdListFromMap`), commit e6b0c5b5d2.
 
 use super::db::{ConfigDb, Entry, Field, Table};
-use crate::config::diag::{Diag, Severity};
+use crate::config::diag::{Diag, Diags, Key, Severity};
 use serde_saphyr::{Location, Spanned};
 use std::collections::BTreeMap;
 
@@ -217,8 +217,10 @@ pub fn has_pg(db: &ConfigDb, port: &str, pg: u8) -> bool {
         if !ports.contains(&port) {
             return false;
         }
-        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
-        matches!((lo.trim().parse::<u8>(), hi.trim().parse::<u8>()), (Ok(lo), Ok(hi)) if (lo..=hi).contains(&pg))
+        // A range the resolver refuses later covers nothing here.
+        Diags::new("")
+            .range(range, None, &Key::root("BUFFER_PG"))
+            .is_ok_and(|mask| mask & (1 << pg) != 0)
     })
 }
 
