@@ -390,6 +390,7 @@ fn a_tap_report_opens_with_frames_not_packet_hops() {
         write_errors: 0,
         write_overruns: 0,
         queued_at_exit: 0,
+        unread_at_exit: 0,
         kernel_ring_drops: 0,
         oversize_frames: 0,
         host_rx_drops: 0,

@@ -415,11 +415,11 @@ switches:
         .spawn()
         .map_err(|e| format!("lossless tap: {e}"))?;
     lab.children.push(child);
-    // Attached once the switch's namespace lists its two packet sockets.
+    // Attached once the switch's namespace lists its two packet sockets, bound.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let o = sh(&["ip", "netns", "exec", &nss, "cat", "/proc/net/packet"])?;
-        if String::from_utf8_lossy(&o.stdout).lines().count() > 2 {
+        if lossless_sys::packet::bound_sockets(&String::from_utf8_lossy(&o.stdout)) >= 2 {
             break;
         }
         if Instant::now() > deadline {

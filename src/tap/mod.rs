@@ -132,6 +132,10 @@ struct PortIo {
     batch: Vec<Vec<u8>>,
     /// The user was told that frames too long for the ring arrived.
     oversize_told: bool,
+    /// Frames the host had sent that were still waiting in the device's kernel queue or
+    /// ring when the switch stopped: counted after the kernel's counters were read last,
+    /// never switched.
+    unread_at_exit: u64,
 }
 
 /// What a port's earlier devices counted (interfaces attached again keep counting on).
@@ -298,6 +302,7 @@ impl TapSwitch {
                 writer: Some(tx),
                 batch: Vec::new(),
                 oversize_told: false,
+                unread_at_exit: 0,
             });
         }
         let mut sw = Switch::new(spec.config.clone());
@@ -617,9 +622,10 @@ impl TapSwitch {
         started
     }
 
-    /// Start what is due, let the writers finish what they were given and join them, and
-    /// read the kernel's counters last. Every frame read has been through the switch: a
-    /// round hands the switch all it read.
+    /// Start what is due, let the writers finish what they were given and join them, read
+    /// the kernel's counters last, then count what the hosts had sent that the switch
+    /// never read. Every frame read has been through the switch: a round hands the switch
+    /// all it read.
     pub fn shutdown(&mut self) {
         let now = self.now();
         self.transmit(now);
@@ -630,6 +636,31 @@ impl TapSwitch {
             let _ = w.join();
         }
         self.read_kernel_counters();
+        self.count_unread();
+    }
+
+    /// Empty every device's kernel queue or ring, counting the frames in it: a frame a
+    /// host sent between the switch's last read and the counters' reading is in the
+    /// kernel's count, and here, so the ledger balances (one sent after the reading is
+    /// here only). Bounded in frames and time: a host still flooding does not hold up
+    /// the exit.
+    fn count_unread(&mut self) {
+        const MAX_FRAMES: u64 = 1 << 16;
+        const MAX_TIME: Duration = Duration::from_millis(100);
+        let until = Instant::now() + MAX_TIME;
+        let mut buf = vec![0; 65_536];
+        for p in &mut self.ports {
+            if p.state == PortState::Gone {
+                continue;
+            }
+            while p.unread_at_exit < MAX_FRAMES && Instant::now() < until {
+                match p.dev.read_now(&mut buf) {
+                    Ok(Some(n)) if n > 0 => p.unread_at_exit += 1,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    _ => break,
+                }
+            }
+        }
     }
 
     /// Read each device's kernel counters (a port gone keeps its last reading).

@@ -62,6 +62,7 @@ impl TapSwitch {
                         (None, _) => Some(KernelReport::from(&p.carried.kernel)),
                     },
                     reattached: p.reattached,
+                    unread_at_exit: p.unread_at_exit,
                 }
             })
             .collect();
@@ -78,6 +79,7 @@ impl TapSwitch {
             write_errors: sum(|p| p.write_errors),
             write_overruns: sum(|p| p.write_overruns),
             queued_at_exit: self.sw.queued_frames(),
+            unread_at_exit: sum(|p| p.unread_at_exit),
             kernel_ring_drops: kernel(|k| k.host_tx_dropped),
             oversize_frames: sum(|p| p.oversize_frames),
             host_rx_drops: kernel(|k| k.host_rx_dropped),

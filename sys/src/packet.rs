@@ -178,3 +178,28 @@ impl PacketSocket {
         Ok(Some(n as usize))
     }
 }
+
+/// How many packet sockets of a `/proc/net/packet` listing are bound to an interface (its
+/// `Iface` column is not 0): a socket created with protocol 0 and not yet bound receives
+/// nothing, so a frame sent to its interface then is counted by the kernel and never read.
+pub fn bound_sockets(proc_net_packet: &str) -> usize {
+    proc_net_packet
+        .lines()
+        .skip(1)
+        .filter(|l| l.split_whitespace().nth(4).is_some_and(|i| i != "0"))
+        .count()
+}
+
+#[cfg(test)]
+mod listing_tests {
+    use super::bound_sockets;
+
+    #[test]
+    fn only_sockets_bound_to_an_interface_count() {
+        let listing = "sk               RefCnt Type Proto  Iface R Rmem   User   Inode\n\
+                       ffff8881 3      3    0003   7     1 0      0      1234\n\
+                       ffff8882 3      3    0000   0     0 0      0      1235\n";
+        assert_eq!(bound_sockets(listing), 1);
+        assert_eq!(bound_sockets(""), 0);
+    }
+}

@@ -325,7 +325,8 @@ impl Lab {
         self.switch = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         if spec.veth {
-            // One packet socket per port, listed by the switch's namespace.
+            // One packet socket per port, bound, listed by the switch's namespace: a host that
+            // sent before the bind would be counted by the kernel and never read.
             while Lab::packet_sockets(&self.switch_ns()) < spec.ports {
                 assert!(
                     Instant::now() < deadline,
@@ -343,10 +344,10 @@ impl Lab {
         }
     }
 
-    /// Packet sockets open in namespace `ns` (a switch's, in veth labs).
+    /// Packet sockets bound to an interface in namespace `ns` (a switch's, in veth labs).
     pub fn packet_sockets(ns: &str) -> usize {
         let o = sh(&["ip", "netns", "exec", ns, "cat", "/proc/net/packet"]);
-        String::from_utf8_lossy(&o.stdout).lines().skip(1).count()
+        lossless_sys::packet::bound_sockets(&String::from_utf8_lossy(&o.stdout))
     }
 
     /// Namespace i with TAP i moved in (or the host end of veth pair i, whose other end is

@@ -472,6 +472,9 @@ pub struct TapReport {
     pub write_overruns: u64,
     /// Frames still in the switch's queues when it stopped.
     pub queued_at_exit: u64,
+    /// Frames the hosts had sent that were still in the ports' kernel queues or rings,
+    /// unread, when the switch stopped (counted after the kernel's counters were read).
+    pub unread_at_exit: u64,
     /// Frames hosts sent into full rings: a TAP's (the kernel's `tx_dropped` on the
     /// host's side) or an interface socket's receive ring.
     pub kernel_ring_drops: u64,
@@ -570,6 +573,10 @@ pub struct TapPortReport {
     pub kernel: Option<KernelReport>,
     /// Times this interface port was attached again after it was gone.
     pub reattached: u64,
+    /// Frames the host had sent that were still in the device's kernel queue or ring,
+    /// unread, when the switch stopped: in `kernel.host_tx_packets` (when sent before the
+    /// counters' last reading), not in `read_frames`.
+    pub unread_at_exit: u64,
 }
 
 /// A TAP's counters as its host's kernel keeps them.

@@ -51,10 +51,11 @@ pub fn render(o: &mut String, r: &Report) {
     }
     let _ = writeln!(
         o,
-        "total: read {}, written {}, queued in the switch {}, link changes {}{}{}",
+        "total: read {}, written {}, queued in the switch {}, unread at exit {}, link changes {}{}{}",
         t.read_frames,
         t.written_frames,
         t.queued_at_exit,
+        t.unread_at_exit,
         t.link_changes,
         match t.reattached {
             0 => String::new(),
