@@ -393,6 +393,8 @@ fn a_tap_report_opens_with_frames_not_packet_hops() {
         unread_at_exit: 0,
         kernel_ring_drops: 0,
         oversize_frames: 0,
+        segmented_frames: 0,
+        segments: 0,
         host_rx_drops: 0,
         ports: Vec::new(),
         ports_gone: Vec::new(),

@@ -5,8 +5,13 @@
 //! 1. `lossless tap` (2 ports, 100G, unshaped, no pipeline latency) on TAPs,
 //! 2. the same switch on veth ports (`iface:`) in a third namespace, as a container node,
 //! 3. a plain copy loop: two threads, each reading one TAP and writing the other,
-//! 4. a Linux bridge in a third namespace with veth pairs (offloads off, like the TAPs):
-//!    the kernel doing what path 2 does.
+//! 4. a Linux bridge in a third namespace with veth pairs: the kernel doing what path 2
+//!    does.
+//!
+//! TCP is measured twice: with the hosts' segmentation and receive offloads off (every
+//! frame is a wire frame all the way), and on (Linux's default: a host hands over frames
+//! of up to 64 KB, which the switch cuts into MTU frames, the copy loop passes through
+//! whole with their virtio-net headers, and the bridge passes through whole).
 //!
 //! Every namespace, process and thread it makes is removed when it ends, failed or not
 //! ([`NetLab`]'s `Drop`). Addresses are 198.18.0.1 and .2 only; traffic stays between the
@@ -29,8 +34,10 @@ const SINK_MAC: &str = "02:00:00:00:0f:01";
 pub struct PathResult {
     /// `lossless tap`, `lossless tap (veth)`, `copy loop` or `linux bridge`.
     pub path: &'static str,
-    /// iperf3 TCP, Gbit/s received.
+    /// iperf3 TCP, Gbit/s received, the hosts' offloads off.
     pub tcp_gbps: f64,
+    /// iperf3 TCP, Gbit/s received, the hosts' segmentation and receive offloads on.
+    pub tcp_offloads_gbps: f64,
     /// 64-byte frames per second that reached the receiving interface, millions.
     pub flood_mpps: f64,
     /// Average ping round trip, µs (100 pings, 10 ms apart).
@@ -48,12 +55,13 @@ pub struct Result {
     pub seconds: u32,
     /// The three paths.
     pub paths: Vec<PathResult>,
-    /// lossless tap over the copy loop: TCP, flood.
-    pub vs_copy_loop: (f64, f64),
-    /// lossless tap over the Linux bridge: TCP, flood.
-    pub vs_bridge: (f64, f64),
-    /// lossless tap on veth ports over the Linux bridge of veths: TCP, flood.
-    pub veth_vs_bridge: (f64, f64),
+    /// lossless tap over the copy loop: TCP, flood, TCP with offloads on.
+    pub vs_copy_loop: (f64, f64, f64),
+    /// lossless tap over the Linux bridge: TCP, flood, TCP with offloads on.
+    pub vs_bridge: (f64, f64, f64),
+    /// lossless tap on veth ports over the Linux bridge of veths: TCP, flood, TCP with
+    /// offloads on.
+    pub veth_vs_bridge: (f64, f64, f64),
 }
 
 /// Why the benchmark cannot run here, if it cannot.
@@ -103,6 +111,8 @@ struct NetLab {
     children: Vec<Child>,
     stop: Arc<AtomicBool>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// Interfaces whose offloads the TCP measurements turn on and off: (namespace, name).
+    offload_devs: Vec<(String, String)>,
 }
 
 impl NetLab {
@@ -113,6 +123,7 @@ impl NetLab {
             children: Vec::new(),
             stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
+            offload_devs: Vec::new(),
         }
     }
 
@@ -152,11 +163,20 @@ impl NetLab {
             "ip", "netns", "exec", &ns, "ip", "addr", "add", &addr, "dev", dev,
         ])?;
         sh(&["ip", "netns", "exec", &ns, "ip", "link", "set", dev, "up"])?;
-        let _ = sh(&[
-            "ip", "netns", "exec", &ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro",
-            "off",
-        ]);
+        self.offload_devs.push((ns, dev.to_string()));
+        self.set_offloads(false);
         Ok(())
+    }
+
+    /// Turn segmentation and receive offloads of every host interface (and a bridge's
+    /// ports) on or off. Best effort: a device that cannot offload keeps what it has.
+    fn set_offloads(&self, on: bool) {
+        let v = if on { "on" } else { "off" };
+        for (ns, dev) in &self.offload_devs {
+            let _ = sh(&[
+                "ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", v, "gso", v, "gro", v,
+            ]);
+        }
     }
 
     fn exec(&self, i: usize, args: &[&str]) -> std::result::Result<Output, String> {
@@ -323,9 +343,12 @@ fn measure(
     let tcp_gbps = lab.tcp(seconds, port)?;
     let (ping_avg_us, ping_min_us) = lab.ping()?;
     let flood_mpps = lab.flood(exe, devs.0, devs.1, seconds)?;
+    lab.set_offloads(true);
+    let tcp_offloads_gbps = lab.tcp(seconds, port + 10)?;
     Ok(PathResult {
         path,
         tcp_gbps,
+        tcp_offloads_gbps,
         flood_mpps,
         ping_avg_us,
         ping_min_us,
@@ -440,13 +463,17 @@ switches:
 }
 
 fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, String> {
-    use lossless_sys::tap::Tap;
+    use lossless_sys::tap::{Offloads, Tap};
     let mut lab = NetLab::new("c");
     let (t0, t1) = (lab.tap(0), lab.tap(1));
-    let taps = [
-        Arc::new(Tap::open(&t0, None).map_err(|e| format!("TAP {t0}: {e}"))?),
-        Arc::new(Tap::open(&t1, None).map_err(|e| format!("TAP {t1}: {e}"))?),
-    ];
+    // Offering the hosts their offloads, the loop passes each read on as it came: frame
+    // and virtio-net header, a super-frame whole.
+    let open = |t: &str| {
+        Tap::open(t, None, Offloads::Segmentation)
+            .map(Arc::new)
+            .map_err(|e| format!("TAP {t}: {e}"))
+    };
+    let taps = [open(&t0)?, open(&t1)?];
     lab.host(0, &t0, true)?;
     lab.host(1, &t1, true)?;
     for i in 0..2 {
@@ -458,7 +485,7 @@ fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, S
                 match from.read_timeout(&mut buf, Duration::from_millis(100)) {
                     Ok(Some(0)) | Err(_) => break,
                     Ok(Some(n)) => {
-                        let _ = to.write(&buf[..n]);
+                        let _ = to.write_as_read(&buf[..n]);
                     }
                     Ok(None) => {}
                 }
@@ -488,10 +515,7 @@ fn bridge_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, Stri
         sh(&[
             "ip", "netns", "exec", &nsb, "ip", "link", "set", &a, "master", "br0", "up",
         ])?;
-        let _ = sh(&[
-            "ip", "netns", "exec", &nsb, "ethtool", "-K", &a, "tso", "off", "gso", "off", "gro",
-            "off",
-        ]);
+        lab.offload_devs.push((nsb.clone(), a.clone()));
         lab.host(i, &b, false)?;
         devs.push(b);
     }
@@ -518,21 +542,19 @@ pub fn run(exe: &Path, seconds: u32, scratch: &Path) -> std::result::Result<Resu
     let copy = copy_loop_path(exe, seconds)?;
     let bridge = bridge_path(exe, seconds)?;
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let vs = |a: &PathResult, b: &PathResult| {
+        (
+            ratio(a.tcp_gbps, b.tcp_gbps),
+            ratio(a.flood_mpps, b.flood_mpps),
+            ratio(a.tcp_offloads_gbps, b.tcp_offloads_gbps),
+        )
+    };
     Ok(Result {
         machine: Machine::here(),
         seconds,
-        vs_copy_loop: (
-            ratio(sw.tcp_gbps, copy.tcp_gbps),
-            ratio(sw.flood_mpps, copy.flood_mpps),
-        ),
-        vs_bridge: (
-            ratio(sw.tcp_gbps, bridge.tcp_gbps),
-            ratio(sw.flood_mpps, bridge.flood_mpps),
-        ),
-        veth_vs_bridge: (
-            ratio(veth.tcp_gbps, bridge.tcp_gbps),
-            ratio(veth.flood_mpps, bridge.flood_mpps),
-        ),
+        vs_copy_loop: vs(&sw, &copy),
+        vs_bridge: vs(&sw, &bridge),
+        veth_vs_bridge: vs(&veth, &bridge),
         paths: vec![sw, veth, copy, bridge],
     })
 }
@@ -540,22 +562,24 @@ pub fn run(exe: &Path, seconds: u32, scratch: &Path) -> std::result::Result<Resu
 /// The text summary.
 pub fn render(r: &Result) -> String {
     let mut o = format!(
-        "bench tap: {} s per measurement, one run, {} ({} CPUs)\n  {:<20} {:>12} {:>14} {:>14} {:>14}\n",
-        r.seconds, r.machine.cpu_model, r.machine.cpus, "path", "TCP Gbit/s", "64 B Mpps", "ping avg µs", "ping min µs"
+        "bench tap: {} s per measurement, one run, {} ({} CPUs)\n  {:<20} {:>12} {:>12} {:>11} {:>12} {:>12}\n  {:<20} {:>12} {:>12}\n",
+        r.seconds, r.machine.cpu_model, r.machine.cpus, "path", "TCP Gbit/s", "TCP Gbit/s", "64 B Mpps", "ping avg µs", "ping min µs",
+        "", "offloads off", "offloads on"
     );
     for p in &r.paths {
         o += &format!(
-            "  {:<20} {:>12.2} {:>14.3} {:>14.0} {:>14.0}\n",
-            p.path, p.tcp_gbps, p.flood_mpps, p.ping_avg_us, p.ping_min_us
+            "  {:<20} {:>12.2} {:>12.2} {:>11.3} {:>12.0} {:>12.0}\n",
+            p.path, p.tcp_gbps, p.tcp_offloads_gbps, p.flood_mpps, p.ping_avg_us, p.ping_min_us
         );
     }
-    o += &format!(
-        "  lossless tap / copy loop: TCP {:.2}×, flood {:.2}×; / Linux bridge: TCP {:.2}×, flood {:.2}×\n",
-        r.vs_copy_loop.0, r.vs_copy_loop.1, r.vs_bridge.0, r.vs_bridge.1
-    );
-    o += &format!(
-        "  lossless tap on veths / Linux bridge of veths: TCP {:.2}×, flood {:.2}×\n",
-        r.veth_vs_bridge.0, r.veth_vs_bridge.1
+    let line = |name: &str, (tcp, flood, on): (f64, f64, f64)| {
+        format!("  {name}: TCP {tcp:.2}× (offloads on {on:.2}×), flood {flood:.2}×\n")
+    };
+    o += &line("lossless tap / copy loop", r.vs_copy_loop);
+    o += &line("lossless tap / Linux bridge", r.vs_bridge);
+    o += &line(
+        "lossless tap on veths / Linux bridge of veths",
+        r.veth_vs_bridge,
     );
     o
 }

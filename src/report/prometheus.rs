@@ -558,7 +558,7 @@ fn acl(o: &mut String, sws: &[SwitchReport]) {
 fn tap(o: &mut String, r: &Report) {
     let Some(t) = &r.tap else { return };
     type Field = fn(&crate::report::model::TapPortReport) -> u64;
-    let series: [(&'static str, &str, Field); 6] = [
+    let series: [(&'static str, &str, Field); 8] = [
         (
             "lossless_tap_read_frames_total",
             "Frames read from the port's device.",
@@ -583,6 +583,16 @@ fn tap(o: &mut String, r: &Report) {
             "lossless_tap_oversize_frames_total",
             "Frames longer than the receive ring's slots, dropped.",
             |p| p.oversize_frames,
+        ),
+        (
+            "lossless_tap_segmented_frames_total",
+            "Super-frames a host handed over with segmentation offload, cut into frames.",
+            |p| p.segmented_frames,
+        ),
+        (
+            "lossless_tap_segments_total",
+            "Frames cut from super-frames, each received by the switch port.",
+            |p| p.segments,
         ),
         (
             "lossless_tap_ring_drops_total",

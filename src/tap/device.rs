@@ -6,9 +6,10 @@
 
 use crate::cable;
 use crate::config::Attach;
+use lossless_pipeline::wire::gso::Offload;
 use lossless_sys::iface::{Iface, IfaceLink};
 use lossless_sys::kernel::{iface_counters, tap_state, TapCounters};
-use lossless_sys::tap::Tap;
+use lossless_sys::tap::{Offloads, Received, Tap};
 use std::io;
 use std::sync::atomic::Ordering;
 
@@ -36,7 +37,11 @@ impl Device {
     /// kernel ring, [`cable::RING_FRAMES`], for frames of up to `mtu` bytes).
     pub fn open(a: &Attach, mtu: u32) -> io::Result<Device> {
         match a {
-            Attach::Tap(name) => Ok(Device::Tap(Tap::open(name, Some(cable::RING_FRAMES))?)),
+            Attach::Tap(name) => Ok(Device::Tap(Tap::open(
+                name,
+                Some(cable::RING_FRAMES),
+                Offloads::Segmentation,
+            )?)),
             Attach::Iface(name) | Attach::Link(name) => {
                 // A link to another switch may carry LLR's header on every frame.
                 let extra = if a.faces_switch() {
@@ -78,11 +83,17 @@ impl Device {
         }
     }
 
-    /// Read a frame if one is waiting.
-    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    /// Read a frame if one is waiting: where it lies in `buf` and what its host left to
+    /// do (a length of 0: the device is gone). An interface's ring has finished its
+    /// checksum already.
+    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         match self {
-            Device::Tap(t) => t.read_now(buf),
-            Device::Iface(i, _) => i.read_now(buf),
+            Device::Tap(t) => t.read_frame(buf),
+            Device::Iface(i, _) => Ok(i.read_now(buf)?.map(|len| Received {
+                at: 0,
+                len,
+                offload: Offload::None,
+            })),
         }
     }
 
@@ -128,7 +139,7 @@ impl Device {
     }
 
     /// Frames read that were too long to forward (an interface's oversize count; a TAP
-    /// hands over whole frames).
+    /// hands over whole frames, super-frames included, cut on the way in).
     pub fn oversize(&self) -> u64 {
         match self {
             Device::Tap(_) => 0,

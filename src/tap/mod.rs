@@ -655,7 +655,7 @@ impl TapSwitch {
             }
             while p.unread_at_exit < MAX_FRAMES && Instant::now() < until {
                 match p.dev.read_now(&mut buf) {
-                    Ok(Some(n)) if n > 0 => p.unread_at_exit += 1,
+                    Ok(Some(r)) if r.len > 0 => p.unread_at_exit += 1,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     _ => break,
                 }

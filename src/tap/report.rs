@@ -53,9 +53,13 @@ impl TapSwitch {
                     write_errors: PortIoStats::get(&s.write_errors),
                     write_overruns: PortIoStats::get(&s.write_overruns),
                     oversize_frames: p.carried.oversize + p.dev.oversize(),
+                    segmented_frames: PortIoStats::get(&s.segmented_frames),
+                    segments: PortIoStats::get(&s.segments),
                     ordered_set_frames_read: PortIoStats::get(&s.ordered_sets_read),
                     ordered_set_frames_written: PortIoStats::get(&s.ordered_sets_written),
-                    checksums_completed: p.carried.checksums + p.dev.checksums_completed(),
+                    checksums_completed: p.carried.checksums
+                        + p.dev.checksums_completed()
+                        + PortIoStats::get(&s.checksums_completed),
                     kernel: match (p.kernel, p.reattached) {
                         (Some(k), _) => Some(KernelReport::from(&(p.carried.kernel + k))),
                         (None, 0) => None,
@@ -82,6 +86,8 @@ impl TapSwitch {
             unread_at_exit: sum(|p| p.unread_at_exit),
             kernel_ring_drops: kernel(|k| k.host_tx_dropped),
             oversize_frames: sum(|p| p.oversize_frames),
+            segmented_frames: sum(|p| p.segmented_frames),
+            segments: sum(|p| p.segments),
             host_rx_drops: kernel(|k| k.host_rx_dropped),
             ports_gone: self
                 .ports

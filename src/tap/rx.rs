@@ -10,13 +10,17 @@
 //! any XOFF one of them triggers, so the bound is part of the headroom a lossless PG on a
 //! TAP port needs. Past it, the port's frames wait in its kernel ring.
 
+use super::writer::PortIoStats;
 use super::{PortIo, PortState};
 use crate::cable;
+use lossless_pipeline::wire::checksum::complete_l4_checksum;
+use lossless_pipeline::wire::gso::{self, Offload};
 use std::io;
 use std::time::{Duration, Instant};
 
-/// Largest frame a TAP read can return.
-const READ_BUF: usize = 65_536;
+/// Largest read a TAP can return: a 64 KB super-frame (IP packet) with its Ethernet
+/// header, VLAN tags and virtio-net header.
+const READ_BUF: usize = 65_536 + 256;
 
 /// The pipeline thread's reads from its ports.
 #[derive(Debug)]
@@ -134,17 +138,18 @@ impl Rx {
                 }
                 let p = &ports[port];
                 match p.dev.read_now(&mut self.buf) {
-                    Ok(Some(0)) => {
+                    Ok(Some(r)) if r.len == 0 => {
                         open[port] = false;
                         if p.dev.read_error_is_final() {
                             let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "TAP closed");
                             gone.push((port, eof));
                         }
                     }
-                    Ok(Some(len)) => {
+                    Ok(Some(r)) => {
                         p.stats.count_read();
-                        out.push((port, self.buf[..len].to_vec()));
-                        bytes[port] += len;
+                        let frame = &mut self.buf[r.at..r.at + r.len];
+                        take_offloaded(frame, r.offload, port, &p.stats, out);
+                        bytes[port] += r.len;
                         self.high_water = self.high_water.max(bytes[port]);
                         // The round's share of this port is read: the rest waits in its
                         // kernel ring.
@@ -168,6 +173,40 @@ impl Rx {
         }
         if out.len() >= max {
             self.more = true;
+        }
+    }
+}
+
+/// Hand the switch what a host sent as `frame`, doing what it left to its NIC: a
+/// checksum completed; a super-frame cut into the frames a NIC would send, each counted
+/// by the switch as a frame. One that cannot be cut goes on whole (longer than the port's
+/// MTU, the switch drops it as a giant).
+fn take_offloaded(
+    frame: &mut [u8],
+    offload: Offload,
+    port: usize,
+    stats: &PortIoStats,
+    out: &mut Vec<(usize, Vec<u8>)>,
+) {
+    let complete = |frame: &mut [u8]| {
+        if complete_l4_checksum(frame) {
+            stats.count_checksum();
+        }
+    };
+    match offload {
+        Offload::None => out.push((port, frame.to_vec())),
+        Offload::Checksum => {
+            complete(frame);
+            out.push((port, frame.to_vec()));
+        }
+        Offload::Segment { kind, payload } => {
+            match gso::segment(frame, kind, payload, |s| out.push((port, s))) {
+                Ok(n) => stats.count_segmented(n),
+                Err(_) => {
+                    complete(frame);
+                    out.push((port, frame.to_vec()));
+                }
+            }
         }
     }
 }

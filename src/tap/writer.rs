@@ -35,6 +35,14 @@ pub struct PortIoStats {
     pub ordered_sets_read: AtomicU64,
     /// Frames written that carried control ordered sets: not among its sent frames.
     pub ordered_sets_written: AtomicU64,
+    /// Super-frames read (a host's segmentation offload: one read, up to 64 KB) and cut
+    /// into the frames a NIC would send: each is one of `read_frames`.
+    pub segmented_frames: AtomicU64,
+    /// The frames they were cut into, each a frame the switch port received.
+    pub segments: AtomicU64,
+    /// Frames whose TCP or UDP checksum the host left to offload, completed on the way in
+    /// (a TAP's; an interface's ring counts its own).
+    pub checksums_completed: AtomicU64,
     /// Frames handed to the writer that it has not finished yet (while nonzero, the
     /// pipeline thread does not write data frames itself: they would overtake these).
     pub pending: AtomicU64,
@@ -48,6 +56,17 @@ impl PortIoStats {
     /// Count a frame read.
     pub fn count_read(&self) {
         Self::add(&self.read_frames, 1);
+    }
+
+    /// Count a super-frame cut into `segments` frames.
+    pub fn count_segmented(&self, segments: usize) {
+        Self::add(&self.segmented_frames, 1);
+        Self::add(&self.segments, segments as u64);
+    }
+
+    /// Count a checksum completed on the way in.
+    pub fn count_checksum(&self) {
+        Self::add(&self.checksums_completed, 1);
     }
 
     /// Count a frame written, or failed.

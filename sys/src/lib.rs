@@ -28,6 +28,7 @@ pub mod packet;
 pub mod poll;
 pub mod sched;
 pub mod tap;
+pub mod vnet;
 
 /// An `io::Error` of kind `InvalidInput` saying `msg`.
 pub(crate) fn invalid(msg: String) -> std::io::Error {

@@ -101,7 +101,14 @@ pub struct SwitchSpec<'a> {
     /// Ports are existing veth ends (`iface: ethN`) in the switch's own namespace, not
     /// TAPs.
     pub veth: bool,
+    /// The lossless PG's profile (priority 3).
+    pub pg_lossless: &'a str,
 }
+
+/// The lossless PG's profile of a lab switch: XOFF when the PG holds a quarter of the
+/// pool's free space, headroom for any TAP cable.
+pub const PG_LOSSLESS: &str =
+    "{pool: ingress_lossless_pool, dynamic_th: -2, xoff: 1.7MB, xon_offset: 64KB}";
 
 impl SwitchSpec<'static> {
     /// `ports` ports at `speed`, a 2 µs pipeline, nothing extra.
@@ -113,6 +120,7 @@ impl SwitchSpec<'static> {
             forwarding: "",
             qos: "",
             veth: false,
+            pg_lossless: PG_LOSSLESS,
         }
     }
 
@@ -168,6 +176,7 @@ impl Lab {
             forwarding: "",
             qos: "",
             veth: false,
+            pg_lossless: PG_LOSSLESS,
         };
         Lab::with(tag, true, &spec, &[])
     }
@@ -292,11 +301,11 @@ impl Lab {
             "# test switch\nswitches:\n  - name: vsw\n    ports: {ports}\n    pipeline_latency: {}\n\
              \x20   buffer:\n      pools:\n        ingress_lossless_pool: {{type: ingress, size: 8MB}}\n        ingress_lossy_pool: {{type: ingress, size: 1MB}}\n\
              \x20       egress_lossless_pool: {{type: egress, size: 16MB, mode: static}}\n        egress_lossy_pool: {{type: egress, size: 1MB}}\n\
-             \x20     profiles:\n        pg_lossless: {{pool: ingress_lossless_pool, dynamic_th: -2, xoff: 1.7MB, xon_offset: 64KB}}\n\
+             \x20     profiles:\n        pg_lossless: {}\n\
              \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 16MB}}\n      pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
              \x20   qos: {{pfc_enable: [3]{}}}\n\
              \x20   forwarding: {{mode: l2, fdb: [{{mac: \"{SINK_MAC}\", port: Ethernet0}}]{}}}\n",
-            spec.pipeline_latency, spec.qos, spec.forwarding
+            spec.pipeline_latency, spec.pg_lossless, spec.qos, spec.forwarding
         );
         let path = self.dir.join("switch.yaml");
         std::fs::write(&path, cfg).unwrap();
@@ -499,6 +508,18 @@ impl Lab {
 
     /// iperf3 client in namespace `from` toward a one-off server in `to`; Gbit/s received.
     pub fn iperf3_tcp(&mut self, from: usize, to: usize, port: u16, seconds: u32) -> f64 {
+        self.iperf3_tcp_with(from, to, port, seconds, &[])
+    }
+
+    /// [`Self::iperf3_tcp`] with the client's `extra` arguments (`--tos 12`).
+    pub fn iperf3_tcp_with(
+        &mut self,
+        from: usize,
+        to: usize,
+        port: u16,
+        seconds: u32,
+        extra: &[&str],
+    ) -> f64 {
         let srv = self.spawn(
             to,
             &[
@@ -512,20 +533,14 @@ impl Lab {
             ],
         );
         std::thread::sleep(Duration::from_millis(300));
-        let o = self.exec(
-            from,
-            &[
-                "iperf3",
-                "-c",
-                &Lab::ip(to),
-                "-p",
-                &port.to_string(),
-                "-t",
-                &seconds.to_string(),
-                "-J",
-            ],
+        let (dst, port, seconds) = (Lab::ip(to), port.to_string(), seconds.to_string());
+        let mut args = vec!["iperf3", "-c", &dst, "-p", &port, "-t", &seconds, "-J"];
+        args.extend_from_slice(extra);
+        let o = self.exec(from, &args);
+        self.wait(
+            srv,
+            Duration::from_secs(seconds.parse::<u64>().unwrap() + 10),
         );
-        self.wait(srv, Duration::from_secs(seconds as u64 + 10));
         let v: Value = serde_json::from_slice(&o.stdout)
             .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&o.stderr)));
         v["end"]["sum_received"]["bits_per_second"]

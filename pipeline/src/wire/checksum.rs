@@ -33,6 +33,11 @@ fn fold(mut sum: u64) -> u16 {
     sum as u16
 }
 
+/// The IPv4 header checksum of `header` (options included), its own field taken as 0.
+pub fn ipv4_header_checksum(header: &[u8]) -> u16 {
+    !fold(sum16(&header[12..], sum16(&header[..10], 0)))
+}
+
 /// Compute the TCP or UDP checksum of the IPv4 or IPv6 packet in Ethernet frame `frame`
 /// (VLAN tags allowed; IPv6 without extension headers) from scratch and write it. Returns
 /// false, leaving the frame as it was, when the frame is not such a packet or is cut short.

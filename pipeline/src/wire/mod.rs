@@ -8,6 +8,7 @@ pub mod addr;
 pub mod build;
 pub mod checksum;
 pub mod edit;
+pub mod gso;
 pub mod link_control;
 pub mod pfc;
 pub mod rocev2;

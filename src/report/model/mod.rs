@@ -481,6 +481,11 @@ pub struct TapReport {
     /// Frames read from interfaces that were longer than a ring slot (segmentation
     /// offload on at the sender), dropped.
     pub oversize_frames: u64,
+    /// Super-frames read from TAPs (a host's segmentation offload) and cut into the
+    /// frames a NIC would send: each is one of `read_frames`.
+    pub segmented_frames: u64,
+    /// The frames they were cut into, each a frame a switch port received.
+    pub segments: u64,
     /// Frames the switch wrote that the hosts' kernels dropped.
     pub host_rx_drops: u64,
     /// Per port.
@@ -557,6 +562,12 @@ pub struct TapPortReport {
     pub write_overruns: u64,
     /// Frames longer than the receive ring's slots (interfaces only), dropped.
     pub oversize_frames: u64,
+    /// Super-frames read (a host's segmentation offload: one read of up to 64 KB) and cut
+    /// into the frames a NIC would send (TAPs only): each is one of `read_frames`.
+    pub segmented_frames: u64,
+    /// The frames they were cut into: the switch port received `read_frames` −
+    /// `segmented_frames` + `segments` − `ordered_set_frames_read` frames.
+    pub segments: u64,
     /// Frames read that carried what Ultra Ethernet sends as control ordered sets
     /// (CF_Update, LLR's messages; `link` ports): in `read_frames`, not among the
     /// switch port's received frames.
@@ -565,7 +576,7 @@ pub struct TapPortReport {
     /// the switch port's sent frames.
     pub ordered_set_frames_written: u64,
     /// Frames whose TCP or UDP checksum the sender left to offload, completed on the way
-    /// in (interfaces only).
+    /// in (segments cut from a super-frame not included: every one gets its checksum).
     pub checksums_completed: u64,
     /// The kernel's counters of the device as the host sees it, as last read (null:
     /// never read). For an interface: counted from when the switch attached, and

@@ -43,6 +43,16 @@ pub fn render(o: &mut String, r: &Report) {
             w + p.ordered_set_frames_written,
         )
     });
+    let (cut, segments) = t
+        .ports
+        .iter()
+        .fold((0, 0), |(c, n), p| (c + p.segmented_frames, n + p.segments));
+    if cut > 0 {
+        let _ = writeln!(
+            o,
+            "among the frames read, super-frames from hosts' segmentation offload: {cut}, cut into {segments} frames the switch received"
+        );
+    }
     if os_read + os_written > 0 {
         let _ = writeln!(
             o,
