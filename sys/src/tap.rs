@@ -154,11 +154,18 @@ impl Tap {
                 len: n,
                 offload: Offload::None,
             },
-            Offloads::Segmentation if n < vnet::LEN => Received {
-                at: n,
+            Offloads::Segmentation if n == 0 => Received {
+                at: 0,
                 len: 0,
                 offload: Offload::None,
             },
+            // The kernel puts the header before every frame it hands over.
+            Offloads::Segmentation if n < vnet::LEN => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "a TAP read shorter than its virtio-net header",
+                ))
+            }
             Offloads::Segmentation => {
                 let mut h = [0; vnet::LEN];
                 h.copy_from_slice(&buf[..vnet::LEN]);

@@ -4,12 +4,12 @@
 //! way out. A switch port that reads such a frame from a packet socket must finish it in
 //! its place before the frame goes on, or the receiving host drops it.
 
-use super::vlan::{is_tpid, ETHERTYPE_AT, TAG_LEN};
+use super::vlan::inner_ethertype;
 
-const ETHERTYPE_IPV4: u16 = 0x0800;
-const ETHERTYPE_IPV6: u16 = 0x86DD;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
+pub(super) const ETHERTYPE_IPV4: u16 = 0x0800;
+pub(super) const ETHERTYPE_IPV6: u16 = 0x86DD;
+pub(super) const PROTO_TCP: u8 = 6;
+pub(super) const PROTO_UDP: u8 = 17;
 /// Where the checksum sits in a TCP and in a UDP header.
 const TCP_CHECKSUM_AT: usize = 16;
 const UDP_CHECKSUM_AT: usize = 6;
@@ -42,18 +42,9 @@ pub fn ipv4_header_checksum(header: &[u8]) -> u16 {
 /// (VLAN tags allowed; IPv6 without extension headers) from scratch and write it. Returns
 /// false, leaving the frame as it was, when the frame is not such a packet or is cut short.
 pub fn complete_l4_checksum(frame: &mut [u8]) -> bool {
-    let mut at = ETHERTYPE_AT;
-    let ethertype = loop {
-        let Some(t) = frame.get(at..at + 2) else {
-            return false;
-        };
-        let t = u16::from_be_bytes([t[0], t[1]]);
-        if !is_tpid(t) {
-            break t;
-        }
-        at += TAG_LEN;
+    let Some((ethertype, l3)) = inner_ethertype(frame) else {
+        return false;
     };
-    let l3 = at + 2;
     let (proto, l4, l4_len, pseudo) = match ethertype {
         ETHERTYPE_IPV4 => {
             let Some(h) = frame.get(l3..l3 + 20) else {

@@ -7,13 +7,12 @@
 //! cells, PFC thresholds, ECN marks, counters and shapers all count the frames the wire
 //! would have carried.
 
-use super::checksum::{complete_l4_checksum, ipv4_header_checksum};
-use super::vlan::{is_tpid, ETHERTYPE_AT, TAG_LEN};
+use super::checksum::{
+    complete_l4_checksum, ipv4_header_checksum, ETHERTYPE_IPV4, ETHERTYPE_IPV6, PROTO_TCP,
+    PROTO_UDP,
+};
+use super::vlan::inner_ethertype;
 
-const ETHERTYPE_IPV4: u16 = 0x0800;
-const ETHERTYPE_IPV6: u16 = 0x86DD;
-const PROTO_TCP: u8 = 6;
-const PROTO_UDP: u8 = 17;
 const IPV6_HEADER: usize = 40;
 const UDP_HEADER: usize = 8;
 /// TCP flags a NIC keeps only on the last segment (FIN, PSH) and only on the first (CWR).
@@ -90,15 +89,7 @@ struct Layout {
 }
 
 fn layout(frame: &[u8], kind: SegmentKind) -> Result<Layout, SegmentError> {
-    let mut at = ETHERTYPE_AT;
-    let ethertype = loop {
-        let t = be16(frame, at)?;
-        if !is_tpid(t) {
-            break t;
-        }
-        at += TAG_LEN;
-    };
-    let l3 = at + 2;
+    let (ethertype, l3) = inner_ethertype(frame).ok_or(SegmentError::Truncated)?;
     let first = *frame.get(l3).ok_or(SegmentError::Truncated)?;
     let (v4, l4, proto, end) = match ethertype {
         ETHERTYPE_IPV4 if first >> 4 == 4 => {

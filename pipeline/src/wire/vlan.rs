@@ -20,9 +20,34 @@ pub fn outer_tci_offset(frame: &[u8]) -> Option<usize> {
     (is_tpid(tpid) && frame.len() >= OUTER_TCI_AT + 2).then_some(OUTER_TCI_AT)
 }
 
+/// The EtherType under every VLAN tag of `frame`, and where the network header after it
+/// starts; None if the tags or the EtherType are cut short.
+pub fn inner_ethertype(frame: &[u8]) -> Option<(u16, usize)> {
+    let mut at = ETHERTYPE_AT;
+    loop {
+        let t = u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]);
+        if !is_tpid(t) {
+            return Some((t, at + 2));
+        }
+        at += TAG_LEN;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inner_ethertype_lies_under_every_tag() {
+        let mut f = vec![0u8; 22];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        assert_eq!(inner_ethertype(&f), Some((0x0800, 14)));
+        f[12..14].copy_from_slice(&0x88A8u16.to_be_bytes());
+        f[16..18].copy_from_slice(&0x8100u16.to_be_bytes());
+        f[20..22].copy_from_slice(&0x86DDu16.to_be_bytes());
+        assert_eq!(inner_ethertype(&f), Some((0x86DD, 22)));
+        assert_eq!(inner_ethertype(&f[..21]), None);
+    }
 
     #[test]
     fn only_tagged_frames_have_a_tci() {
