@@ -17,3 +17,4 @@ pub mod sim;
 pub mod sweep;
 pub mod tap;
 pub mod tools;
+pub mod wallclock;

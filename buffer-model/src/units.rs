@@ -54,6 +54,19 @@ impl Time {
     pub const fn saturating_sub(self, d: Time) -> Time {
         Time(self.0.saturating_sub(d.0))
     }
+    /// A wall-clock span as model time, to the nanosecond (saturating at [`Time::MAX`]).
+    pub const fn from_duration(d: core::time::Duration) -> Time {
+        let ns = d.as_nanos();
+        if ns > (u64::MAX / 1_000) as u128 {
+            Time::MAX
+        } else {
+            Time(ns as u64 * 1_000)
+        }
+    }
+    /// As a wall-clock span, to the nanosecond (rounded down).
+    pub const fn to_duration(self) -> core::time::Duration {
+        core::time::Duration::from_nanos(self.0 / 1_000)
+    }
 }
 
 impl Add for Time {
@@ -501,6 +514,21 @@ impl core::str::FromStr for Length {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wall_clock_spans_convert_to_the_nanosecond_and_saturate() {
+        use core::time::Duration;
+        assert_eq!(
+            Time::from_duration(Duration::from_micros(5)),
+            Time::from_us(5)
+        );
+        assert_eq!(Time(1_999).to_duration(), Duration::from_nanos(1));
+        assert_eq!(Time::from_duration(Duration::MAX), Time::MAX);
+        assert_eq!(
+            Time::from_duration(Time::from_ms(20).to_duration()),
+            Time::from_ms(20)
+        );
+    }
 
     #[test]
     fn wire_time_of_standard_frames_at_100g() {

@@ -31,4 +31,9 @@ pub trait Node {
 
     /// Line rate of `port`: how long its frames take on the wire.
     fn port_speed(&self, port: usize) -> Rate;
+
+    /// `port`'s link came up or went down at `now` (its cable was plugged or pulled, its
+    /// peer's interface set up or down). Down drops what the port had queued and forgets
+    /// the pauses its peer asked for.
+    fn set_link(&mut self, port: usize, up: bool, now: Time);
 }

@@ -10,9 +10,11 @@
 //! any XOFF one of them triggers, so the bound is part of the headroom a lossless PG on a
 //! TAP port needs. Past it, the port's frames wait in its kernel ring.
 
+use super::ports::PortIo;
 use super::writer::PortIoStats;
-use super::{PortIo, PortState};
+use super::PortState;
 use crate::cable;
+use crate::wallclock::Wait;
 use lossless_pipeline::wire::checksum::complete_l4_checksum;
 use lossless_pipeline::wire::gso::{self, Offload};
 use std::io;
@@ -68,19 +70,22 @@ impl Rx {
         self.more
     }
 
-    /// Read up to `max` frames into `out`. With `wake_on_arrival`, when none is waiting,
-    /// wait at most `wait` for one; without, first let frames gather for `wait` (batching
-    /// while busy, as a NIC moderates its interrupts). Returns the ports that went away.
+    /// Read up to `max` frames into `out`, after waiting as `wait` says: for the first
+    /// arrival when none is waiting, or a fixed time while frames gather (batching while
+    /// busy, as a NIC moderates its interrupts). Returns the ports that went away.
     pub fn read(
         &mut self,
         ports: &[PortIo],
         max: usize,
-        wait: Duration,
-        wake_on_arrival: bool,
+        wait: Wait,
         out: &mut Vec<(usize, Vec<u8>)>,
     ) -> Gone {
         let mut gone = Gone::new();
         self.waited = Duration::ZERO;
+        let (wait, wake_on_arrival) = match wait {
+            Wait::Arrival(d) => (d, true),
+            Wait::Gather(d) => (d, false),
+        };
         if !wake_on_arrival && !wait.is_zero() {
             let t = Instant::now();
             std::thread::sleep(wait);

@@ -1,21 +1,23 @@
 //! `lossless gen`: a paced, PFC-honouring sender on an `AF_PACKET` socket.
 //!
-//! It drives the simulator's host NIC model ([`Host`] with one constant-bit-rate
-//! [`FlowTx`]) in wall-clock time through the same [`Node`] interface the simulator uses:
-//! PFC frames that reach the socket go to the NIC's pause timers, and the NIC decides when
-//! the next frame may start — so the generator paces and pauses exactly as a simulated
-//! host does. One thread does everything: before each
-//! frame it takes in whatever the switch has sent (a pause acts before the next frame, not
-//! after another thread wakes up), and it waits for the next slot or for a frame from the
+//! It runs the simulator's host NIC model ([`Host`] with one constant-bit-rate [`FlowTx`])
+//! on the [wall-clock driver](crate::wallclock) that runs `lossless tap`'s switch, with
+//! one port: its packet socket. PFC frames that reach the socket go to the NIC's pause
+//! timers, and the NIC decides when the next frame may start — so the generator paces and
+//! pauses exactly as a simulated host does. One thread does everything: before each frame
+//! it takes in whatever the switch has sent (a pause acts before the next frame, not after
+//! another thread wakes up), and it waits for the next slot or for a frame from the
 //! switch, whichever comes first. A wake-up that comes late may send the slots it missed in
 //! a short burst (the NIC's catch-up window); slots missed while paused are skipped and
 //! counted, never made up.
 
 use crate::config::defaults;
+use crate::report::model::TurnsReport;
+use crate::wallclock::{Driver, Input, Pacing, Ports, Wait};
 use lossless_buffer_model::{Rate, Time, PRIORITIES};
 use lossless_pipeline::wire::build::FrameSpec;
 use lossless_pipeline::wire::rocev2::{OPCODE_SEND_ONLY, ROCEV2_PORT};
-use lossless_pipeline::{Node, Packet};
+use lossless_pipeline::Packet;
 use lossless_ports::flow::{FlowSpec, FlowTx, Limit, Pattern, Transport};
 use lossless_ports::host::{Host, NicConfig, PfcMode};
 use lossless_sys::netdev::{if_mac, if_mtu};
@@ -23,6 +25,7 @@ use lossless_sys::packet::PacketSocket;
 use lossless_sys::sched::{set_timer_slack, Realtime};
 use serde::Serialize;
 use std::io;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -62,11 +65,16 @@ pub struct GenConfig {
 /// How far a late wake-up may date frames back: a bounded burst (500 µs = 40 frames of
 /// 1518 B at 1G) so that OS timer lateness does not cost rate.
 const CATCH_UP: Time = Time::from_us(500);
-/// How far past its next slot the sender sleeps, to send a few frames per wake-up (a frame
-/// from the switch still wakes it at once).
-const PACE_BATCH: Time = Time::from_us(50);
-/// Longest single wait, so that the stop flag is seen.
-const MAX_WAIT: Time = Time::from_ms(20);
+/// How the sender waits: until its next slot plus 50 µs, to send a few frames per wake-up
+/// (a frame from the switch still wakes it at once), at most 20 ms so that the stop flag is
+/// seen; every wait ends at the first frame from the switch.
+const PACING: Pacing = Pacing {
+    min_wait: Duration::ZERO,
+    max_wait: Duration::from_millis(20),
+    slack: Duration::from_micros(50),
+    moderation: None,
+    batch: 256,
+};
 /// Real-time priority of the sending thread.
 const GEN_PRIORITY: i32 = 5;
 
@@ -101,6 +109,9 @@ pub struct GenReport {
     pub stopped_early: bool,
     /// The sending thread ran with real-time priority.
     pub realtime: bool,
+    /// Its turns, timed (the stall detector of `lossless tap`'s report): a stall here
+    /// is a slot sent late.
+    pub turns: TurnsReport,
 }
 
 /// PFC frames the generator received, per priority.
@@ -183,46 +194,17 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
     };
     let mut host = Host::new(cfg.iface.clone(), src_mac, cfg.link_speed, nic, vec![flow]);
     host.set_catch_up(CATCH_UP);
-    let start = Instant::now();
-    let clock = || Time(start.elapsed().as_nanos() as u64 * 1000);
-    let mut buf = vec![0u8; 65_536];
-    let mut send_errors = 0u64;
-    let mut out: Vec<Packet> = Vec::new();
-    // Take in what the switch sent (PFC frames act on the pause timers).
-    let take_in = |host: &mut Host, n: usize, buf: &[u8]| {
-        if n > 0 {
-            host.receive(0, Packet::from_wire(buf[..n].to_vec()), clock());
-        }
-    };
-    loop {
-        if stop.load(Ordering::Relaxed) || clock() >= end {
-            break;
-        }
-        while let Some(n) = sock.recv(&mut buf, Duration::ZERO)? {
-            take_in(&mut host, n, &buf);
-        }
-        // After what arrived: the pause timers are asked about now, never the past.
-        let now = clock();
-        host.poll_due(now, &mut |_, pkt| out.push(pkt));
-        for mut pkt in out.drain(..) {
-            // The model holds headers only; the wire wants the whole frame (no FCS).
-            pkt.data.resize(pkt.len as usize - 4, 0);
-            if sock.send(&pkt.data).is_err() {
-                send_errors += 1;
-            }
-            lossless_pipeline::buffers::give(pkt.data);
-        }
-        let next = host
-            .poll_timeout()
-            .map_or(end, |t| t + PACE_BATCH)
-            .min(end)
-            .min(now + MAX_WAIT);
-        let wait = next.saturating_sub(clock());
-        if let Some(n) = sock.recv(&mut buf, Duration::from_nanos(wait.as_ps() / 1000))? {
-            take_in(&mut host, n, &buf);
-        }
+    let mut d = Driver::new(host, SocketPort::new(sock), PACING);
+    let until = d.started() + cfg.duration;
+    d.run(stop, Some(until), |d| match d.ports.failed {
+        Some(_) => ControlFlow::Break(()),
+        None => ControlFlow::Continue(()),
+    });
+    if let Some(e) = d.ports.failed.take() {
+        return Err(e);
     }
-    let elapsed = clock().min(end).max(Time(1));
+    let elapsed = d.now().min(end).max(Time(1));
+    let (host, port) = (&d.node, &d.ports);
     let f = &host.flows[0];
     let secs = elapsed.as_secs_f64();
     let c = &host.link.tx.counters;
@@ -230,7 +212,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
         iface: cfg.iface.clone(),
         frames: f.tx_packets,
         bytes: f.tx_bytes,
-        send_errors,
+        send_errors: port.send_errors,
         duration_s: secs,
         rate_bps: f.tx_bytes as f64 * 8.0 / secs,
         line_rate_bps: (f.tx_bytes + 20 * f.tx_packets) as f64 * 8.0 / secs,
@@ -244,5 +226,86 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
         },
         stopped_early: stop.load(Ordering::Relaxed),
         realtime,
+        turns: d.turns().report(),
     })
+}
+
+/// The generator's one port: a packet socket on its interface.
+struct SocketPort {
+    sock: PacketSocket,
+    /// Where a frame from the switch is read.
+    buf: Vec<u8>,
+    /// Frames the socket refused.
+    send_errors: u64,
+    /// The last take stopped at its most frames.
+    more: bool,
+    /// The socket failed to receive (the interface went away): the generator stops.
+    failed: Option<io::Error>,
+}
+
+impl SocketPort {
+    fn new(sock: PacketSocket) -> SocketPort {
+        SocketPort {
+            sock,
+            buf: vec![0; 65_536],
+            send_errors: 0,
+            more: false,
+            failed: None,
+        }
+    }
+}
+
+impl Ports for SocketPort {
+    /// Frames from the switch (PFC frames act on the pause timers); the socket's own sent
+    /// frames, which it sees again, are left out.
+    fn take(&mut self, wait: Wait, max: usize, into: &mut Vec<Input>) -> Duration {
+        let t = Instant::now();
+        let first = match wait {
+            Wait::Arrival(d) => self.sock.recv(&mut self.buf, d),
+            Wait::Gather(d) => {
+                std::thread::sleep(d);
+                self.sock.recv(&mut self.buf, Duration::ZERO)
+            }
+        };
+        let waited = t.elapsed();
+        let mut next = first;
+        let mut taken = 0;
+        loop {
+            match next {
+                Ok(Some(n)) => {
+                    if n > 0 {
+                        into.push(Input::Frame(0, Packet::from_wire(self.buf[..n].to_vec())));
+                        taken += 1;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
+            }
+            if taken >= max {
+                break;
+            }
+            next = self.sock.recv(&mut self.buf, Duration::ZERO);
+        }
+        self.more = taken >= max;
+        waited
+    }
+
+    fn more_waiting(&self) -> bool {
+        self.more
+    }
+
+    /// The model holds headers only; the wire wants the whole frame (no FCS).
+    fn send(&mut self, _port: usize, mut pkt: Packet) {
+        pkt.data.resize(pkt.len as usize - 4, 0);
+        if self.sock.send(&pkt.data).is_err() {
+            self.send_errors += 1;
+        }
+        lossless_pipeline::buffers::give(pkt.data);
+    }
+
+    fn flush(&mut self, _started: usize) {}
 }

@@ -463,6 +463,10 @@ impl Node for Switch {
         Switch::poll_timeout(self)
     }
 
+    fn set_link(&mut self, port: usize, up: bool, now: Time) {
+        Switch::set_link(self, port, up, now);
+    }
+
     /// Every change to what `poll_timeout` reads (a port's transmit or PFC deadline)
     /// marks the port, and `poll_timeout` clears the marks.
     fn deadline_unchanged(&self) -> bool {

@@ -820,4 +820,8 @@ impl Node for Host {
     fn port_speed(&self, _port: usize) -> Rate {
         self.speed()
     }
+
+    fn set_link(&mut self, _port: usize, up: bool, now: Time) {
+        Host::set_link(self, up, now);
+    }
 }
