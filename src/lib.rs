@@ -11,6 +11,7 @@ pub mod cable;
 pub mod cli;
 pub mod config;
 pub mod measure;
+pub mod netlab;
 pub mod outdir;
 pub mod report;
 pub mod sim;

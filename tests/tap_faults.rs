@@ -295,7 +295,7 @@ fn a_closed_stdout_sighup_and_ctrl_c_all_end_with_the_report() {
     let mut lab = Lab::with_hosts("i", 2, "1G", "2us");
     let g = lab.gen(1, &["--dscp", "0", "--rate", "100M", "--duration", "30s"]);
     std::thread::sleep(Duration::from_millis(500));
-    must(&["kill", "-INT", &lab.procs[g].id().to_string()]);
+    must(&["kill", "-INT", &lab.proc(g).id().to_string()]);
     let s: Value = serde_json::from_str(&lab.wait(g, Duration::from_secs(10))).unwrap();
     assert_eq!(s["stopped_early"], true, "{s}");
     assert!(u(&s["frames"]) > 1000, "{s}");

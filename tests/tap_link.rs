@@ -242,15 +242,12 @@ fn a_link_whose_mtu_leaves_no_room_for_the_llr_header_is_refused() {
     let out = lab.wait(k, Duration::from_secs(10));
     let err = {
         let mut e = String::new();
-        if let Some(mut s) = lab.procs[k].stderr.take() {
+        if let Some(mut s) = lab.proc(k).stderr.take() {
             std::io::Read::read_to_string(&mut s, &mut e).unwrap();
         }
         e
     };
-    assert!(
-        !lab.procs[k].try_wait().unwrap().unwrap().success(),
-        "{out}"
-    );
+    assert!(!lab.proc(k).try_wait().unwrap().unwrap().success(), "{out}");
     assert!(
         err.contains("port Ethernet1 speaks LLR over `eth9`, whose MTU is 1500")
             && err.contains("at least 1508"),

@@ -41,7 +41,7 @@ fn iperf3_tcp_through_1g_shaped_ports_runs_near_1g() {
         return;
     };
     let mut lab = Lab::with_hosts("s", 2, "1G", "2us");
-    let gbps = lab.iperf3_tcp(0, 1, 5201, 3);
+    let gbps = lab.iperf3_tcp(0, 1, 5201, 3, &[]);
     eprintln!("iperf3 TCP through 1G-shaped ports, CPU hog on every core: {gbps:.3} Gbit/s");
     // A 1G-shaped port carries TCP near its rate: 0.85–0.95 on this 2-core VM under the
     // hog most runs, 0.84 seen in CI on a clean clone (the wall-clock switch falling
@@ -355,9 +355,9 @@ fn tcp_with_segmentation_offload_on_is_counted_in_mtu_segments() {
     }
     // DSCP 4 (ECN-capable): marked on queue 4. DSCP 3: lossless, paused at the PG.
     let ce_before = ce_packets_received(&lab, 1);
-    let ecn_gbps = lab.iperf3_tcp_with(0, 1, 5203, 2, &["--tos", "16"]);
+    let ecn_gbps = lab.iperf3_tcp(0, 1, 5203, 2, &["--tos", "16"]);
     let ce = ce_packets_received(&lab, 1) - ce_before;
-    let pfc_gbps = lab.iperf3_tcp_with(0, 1, 5204, 2, &["--tos", "12"]);
+    let pfc_gbps = lab.iperf3_tcp(0, 1, 5204, 2, &["--tos", "12"]);
     eprintln!("TSO on: {ecn_gbps:.3} Gbit/s marked, {pfc_gbps:.3} Gbit/s lossless");
     let r = lab.stop_switch();
     assert_accounted(&r);

@@ -24,7 +24,7 @@ fn pings_and_tcp_cross_veth_ports_and_every_frame_is_accounted() {
     };
     let mut lab = Lab::with("vp", true, &SwitchSpec::veth(2, "1G"), &[]);
     assert_eq!(lab.ping(0, 1, 100, "0.01"), 0.0);
-    let gbps = lab.iperf3_tcp(0, 1, 5201, 3);
+    let gbps = lab.iperf3_tcp(0, 1, 5201, 3, &[]);
     eprintln!("iperf3 TCP through 1G-shaped veth ports, CPU hog on every core: {gbps:.3} Gbit/s");
     // A 1G-shaped port carries TCP near its rate: 0.85–0.95 on this 2-core VM under the
     // hog most runs, 0.84 seen in CI on a clean clone (the wall-clock switch falling

@@ -14,20 +14,17 @@
 //! whole with their virtio-net headers, and the bridge passes through whole).
 //!
 //! Every namespace, process and thread it makes is removed when it ends, failed or not
-//! ([`NetLab`]'s `Drop`). Addresses are 198.18.0.1 and .2 only; traffic stays between the
+//! (the namespaces and processes by [`NetLab`], shared with the TAP tests). Addresses are 198.18.0.1 and .2 only; traffic stays between the
 //! namespaces.
 
 use super::Machine;
+use crate::netlab::{self, host_ip, sh_in, HostLink, NetLab, SINK_MAC};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A MAC nobody owns: flood frames cross the path and are dropped by the receiving kernel
-/// at L2 after its interface counted them.
-const SINK_MAC: &str = "02:00:00:00:0f:01";
 
 /// One path's figures.
 #[derive(Clone, Debug, Serialize)]
@@ -66,104 +63,37 @@ pub struct Result {
 
 /// Why the benchmark cannot run here, if it cannot.
 fn missing() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok();
-    if uid.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) != Some("0".into()) {
-        return Some("bench tap needs root (it makes network namespaces and TAP devices)".into());
-    }
-    if !Path::new("/dev/net/tun").exists() {
-        return Some("/dev/net/tun is missing".into());
-    }
-    for tool in ["ip", "iperf3", "ping", "ethtool"] {
-        let found = Command::new("sh")
-            .arg("-c")
-            .arg(format!("command -v {tool}"))
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Some(format!(
-                "`{tool}` is not installed (apt-get install iproute2 iperf3 iputils-ping ethtool)"
-            ));
-        }
-    }
-    None
+    netlab::missing(&["ip", "iperf3", "ping", "ethtool"]).map(|why| {
+        format!("bench tap cannot run: {why} (it needs root, /dev/net/tun and: apt-get install iproute2 iperf3 iputils-ping ethtool)")
+    })
 }
 
-/// Run `args`; an error says which command failed and what it printed.
-fn sh(args: &[&str]) -> std::result::Result<Output, String> {
-    let o = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
-    if !o.status.success() {
-        return Err(format!(
-            "{}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
-    Ok(o)
-}
-
-/// The namespaces and processes of one measurement, removed on drop.
-struct NetLab {
-    tag: String,
-    namespaces: Vec<String>,
-    children: Vec<Child>,
+/// The namespaces, processes and threads of one measurement, removed on drop.
+struct BenchLab {
+    net: NetLab,
+    /// Tells the copy loop's threads to end.
     stop: Arc<AtomicBool>,
     threads: Vec<std::thread::JoinHandle<()>>,
     /// Interfaces whose offloads the TCP measurements turn on and off: (namespace, name).
     offload_devs: Vec<(String, String)>,
 }
 
-impl NetLab {
-    fn new(tag: &str) -> NetLab {
-        NetLab {
-            tag: format!("lb{tag}{}", std::process::id() % 100_000),
-            namespaces: Vec::new(),
-            children: Vec::new(),
+impl BenchLab {
+    fn new(tag: &str) -> BenchLab {
+        BenchLab {
+            net: NetLab::new(&format!("lb{tag}")),
             stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
             offload_devs: Vec::new(),
         }
     }
 
-    fn ns(&self, i: usize) -> String {
-        format!("{}-{i}", self.tag)
-    }
-
-    fn tap(&self, i: usize) -> String {
-        format!("{}t{i}", self.tag)
-    }
-
-    fn ip(i: usize) -> String {
-        format!("198.18.0.{}", i + 1)
-    }
-
-    fn add_ns(&mut self, i: usize) -> std::result::Result<String, String> {
-        let ns = self.ns(i);
-        sh(&["ip", "netns", "add", &ns])?;
-        self.namespaces.push(ns.clone());
-        self.exec(i, &["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])?;
-        self.exec(i, &["ip", "link", "set", "lo", "up"])?;
-        Ok(ns)
-    }
-
-    /// Host `i`: its namespace with interface `dev` moved in (unless already there),
-    /// addressed, up, offloads off.
-    fn host(&mut self, i: usize, dev: &str, move_in: bool) -> std::result::Result<(), String> {
-        let ns = if move_in {
-            let ns = self.add_ns(i)?;
-            sh(&["ip", "link", "set", dev, "netns", &ns])?;
-            ns
-        } else {
-            self.ns(i)
-        };
-        let addr = format!("{}/24", Self::ip(i));
-        sh(&[
-            "ip", "netns", "exec", &ns, "ip", "addr", "add", &addr, "dev", dev,
-        ])?;
-        sh(&["ip", "netns", "exec", &ns, "ip", "link", "set", dev, "up"])?;
-        self.offload_devs.push((ns, dev.to_string()));
+    /// Hosts 0 and 1, linked as `link(i)` says, their offloads off.
+    fn hosts(&mut self, link: impl Fn(usize) -> HostLink) -> std::result::Result<(), String> {
+        for i in 0..2 {
+            self.net.add_host(i, &link(i))?;
+            self.offload_devs.push((self.net.ns(i), self.net.dev(i)));
+        }
         self.set_offloads(false);
         Ok(())
     }
@@ -171,103 +101,20 @@ impl NetLab {
     /// Turn segmentation and receive offloads of every host interface (and a bridge's
     /// ports) on or off. Best effort: a device that cannot offload keeps what it has.
     fn set_offloads(&self, on: bool) {
-        let v = if on { "on" } else { "off" };
         for (ns, dev) in &self.offload_devs {
-            let _ = sh(&[
-                "ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", v, "gso", v, "gro", v,
-            ]);
+            let _ = NetLab::set_offloads(ns, dev, on);
         }
-    }
-
-    fn exec(&self, i: usize, args: &[&str]) -> std::result::Result<Output, String> {
-        let ns = self.ns(i);
-        let mut full = vec!["ip", "netns", "exec", &ns];
-        full.extend_from_slice(args);
-        sh(&full)
-    }
-
-    fn spawn(&mut self, i: usize, args: &[&str]) -> std::result::Result<(), String> {
-        let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns(i)])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("{}: {e}", args.join(" ")))?;
-        self.children.push(child);
-        Ok(())
     }
 
     /// iperf3 TCP from host 0 to host 1 for `seconds`; Gbit/s received.
     fn tcp(&mut self, seconds: u32, port: u16) -> std::result::Result<f64, String> {
-        let p = port.to_string();
-        self.spawn(1, &["iperf3", "-s", "-1", "-B", &Self::ip(1), "-p", &p])?;
-        std::thread::sleep(Duration::from_millis(300));
-        let o = self.exec(
-            0,
-            &[
-                "iperf3",
-                "-c",
-                &Self::ip(1),
-                "-p",
-                &p,
-                "-t",
-                &seconds.to_string(),
-                "-J",
-            ],
-        )?;
-        let v: serde_json::Value =
-            serde_json::from_slice(&o.stdout).map_err(|e| format!("iperf3 output: {e}"))?;
-        v["end"]["sum_received"]["bits_per_second"]
-            .as_f64()
-            .map(|b| b / 1e9)
-            .ok_or_else(|| "iperf3 gave no result".into())
+        self.net.iperf3_tcp(0, 1, port, seconds, &[])
     }
 
-    /// Ping host 1 from host 0 100 times, 10 ms apart: (avg, min) µs.
-    fn ping(&self) -> std::result::Result<(f64, f64), String> {
-        let o = self.exec(
-            0,
-            &[
-                "ping",
-                "-q",
-                "-c",
-                "100",
-                "-i",
-                "0.01",
-                "-W",
-                "1",
-                &Self::ip(1),
-            ],
-        )?;
-        let text = String::from_utf8_lossy(&o.stdout);
-        // rtt min/avg/max/mdev = 0.148/0.446/1.2/0.1 ms
-        let nums = text
-            .lines()
-            .find(|l| l.contains("min/avg/max"))
-            .and_then(|l| l.split('=').nth(1))
-            .ok_or_else(|| format!("ping printed no round trips: {text}"))?;
-        let v: Vec<f64> = nums
-            .trim()
-            .trim_end_matches("ms")
-            .split('/')
-            .filter_map(|x| x.trim().parse().ok())
-            .collect();
-        match v.as_slice() {
-            [min, avg, ..] => Ok((avg * 1000.0, min * 1000.0)),
-            _ => Err(format!("ping: cannot read `{nums}`")),
-        }
-    }
-
-    /// A 64-byte flood from host 0 (`lossless gen` on `dev0`) for `seconds`; millions of
-    /// frames per second counted by host 1's `dev1`.
-    fn flood(
-        &mut self,
-        exe: &Path,
-        dev0: &str,
-        dev1: &str,
-        seconds: u32,
-    ) -> std::result::Result<f64, String> {
+    /// A 64-byte flood from host 0 (`lossless gen` on its interface) for `seconds`;
+    /// millions of frames per second counted by host 1's interface.
+    fn flood(&mut self, exe: &Path, seconds: u32) -> std::result::Result<f64, String> {
+        let (dev0, dev1) = (self.net.dev(0), self.net.dev(1));
         let rx = |lab: &NetLab| -> std::result::Result<u64, String> {
             let path = format!("/sys/class/net/{dev1}/statistics/rx_packets");
             let o = lab.exec(1, &["cat", &path])?;
@@ -276,22 +123,22 @@ impl NetLab {
                 .parse()
                 .map_err(|e| format!("{path}: {e}"))
         };
-        let before = rx(self)?;
-        let dst = format!("{SINK_MAC}/{}", Self::ip(1));
+        let before = rx(&self.net)?;
+        let dst = format!("{SINK_MAC}/{}", host_ip(1));
         let exe = exe.display().to_string();
         let secs = format!("{seconds}s");
         let start = Instant::now();
-        self.exec(
+        self.net.exec(
             0,
             &[
                 &exe,
                 "gen",
                 "--iface",
-                dev0,
+                &dev0,
                 "--dst",
                 &dst,
                 "--src-ip",
-                &Self::ip(0),
+                &host_ip(0),
                 "--frame",
                 "64",
                 "--rate",
@@ -306,43 +153,38 @@ impl NetLab {
         )?;
         let wall = start.elapsed().as_secs_f64().max(seconds as f64);
         std::thread::sleep(Duration::from_millis(200));
-        Ok((rx(self)? - before) as f64 / wall / 1e6)
+        Ok((rx(&self.net)? - before) as f64 / wall / 1e6)
     }
 }
 
-impl Drop for NetLab {
+impl Drop for BenchLab {
+    /// The copy loop's threads end first; the lab's processes and namespaces go with
+    /// `net`.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for ns in &self.namespaces {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
     }
 }
 
-/// Measure one path once it is set up: TCP, ping, flood.
+/// Measure one path once it is set up: TCP, ping, flood, TCP with offloads on.
 fn measure(
-    lab: &mut NetLab,
+    lab: &mut BenchLab,
     path: &'static str,
     exe: &Path,
-    devs: (&str, &str),
     seconds: u32,
     port: u16,
 ) -> std::result::Result<PathResult, String> {
     // Learn both ways first (ARP, the switch's FDB).
-    let _ = lab.exec(
-        0,
-        &["ping", "-c", "2", "-i", "0.05", "-W", "1", &NetLab::ip(1)],
-    );
+    let _ = lab.net.ping(0, 1, 2, "0.05");
     let tcp_gbps = lab.tcp(seconds, port)?;
-    let (ping_avg_us, ping_min_us) = lab.ping()?;
-    let flood_mpps = lab.flood(exe, devs.0, devs.1, seconds)?;
+    let rtt = lab
+        .net
+        .ping(0, 1, 100, "0.01")?
+        .rtt
+        .ok_or("ping: no reply came back")?;
+    let flood_mpps = lab.flood(exe, seconds)?;
     lab.set_offloads(true);
     let tcp_offloads_gbps = lab.tcp(seconds, port + 10)?;
     Ok(PathResult {
@@ -350,9 +192,58 @@ fn measure(
         tcp_gbps,
         tcp_offloads_gbps,
         flood_mpps,
-        ping_avg_us,
-        ping_min_us,
+        ping_avg_us: rtt.avg_us,
+        ping_min_us: rtt.min_us,
     })
+}
+
+/// Write the bench switch's config `text` in a directory of its own under `scratch`,
+/// removed when the returned guard drops.
+fn switch_config(
+    lab: &BenchLab,
+    scratch: &Path,
+    text: &str,
+) -> std::result::Result<(ScratchDir, PathBuf), String> {
+    let dir = ScratchDir(scratch.join(format!("{}-bench", lab.net.tag())));
+    std::fs::create_dir_all(&dir.0).map_err(|e| format!("{}: {e}", dir.0.display()))?;
+    let cfg = dir.0.join("switch.yaml");
+    std::fs::write(&cfg, text).map_err(|e| format!("{}: {e}", cfg.display()))?;
+    Ok((dir, cfg))
+}
+
+/// A scratch directory, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Start `exe tap CFG --quiet` in namespace `ns` (or this one), ended with the lab.
+fn start_switch(
+    lab: &mut BenchLab,
+    exe: &Path,
+    cfg: &Path,
+    ns: Option<&str>,
+) -> std::result::Result<(), String> {
+    let (exe, cfg) = (exe.display().to_string(), cfg.display().to_string());
+    let args = [exe.as_str(), "tap", cfg.as_str(), "--quiet"];
+    match ns {
+        Some(ns) => {
+            lab.net.spawn_in(ns, &args, false)?;
+        }
+        None => {
+            let child = Command::new(&exe)
+                .args(&args[1..])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("lossless tap: {e}"))?;
+            lab.net.adopt(child);
+        }
+    }
+    Ok(())
 }
 
 fn switch_path(
@@ -360,35 +251,17 @@ fn switch_path(
     seconds: u32,
     scratch: &Path,
 ) -> std::result::Result<PathResult, String> {
-    let mut lab = NetLab::new("s");
-    let dir: PathBuf = scratch.join(format!("{}-bench", lab.tag));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let cfg = dir.join("switch.yaml");
+    let mut lab = BenchLab::new("s");
     let text = format!(
         "# bench tap: two unshaped 100G ports, no pipeline latency\nswitches:\n  - name: vsw\n    ports: {{count: 2, speed: 100G, mtu: 1518, tap_prefix: {}t}}\n    pipeline_latency: 0ns\n",
-        lab.tag
+        lab.net.tag()
     );
-    std::fs::write(&cfg, text).map_err(|e| format!("{}: {e}", cfg.display()))?;
-    let child = Command::new(exe)
-        .args(["tap", &cfg.display().to_string(), "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("lossless tap: {e}"))?;
-    lab.children.push(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while (0..2).any(|i| !Path::new(&format!("/sys/class/net/{}", lab.tap(i))).exists()) {
-        if Instant::now() > deadline {
-            return Err("lossless tap did not open its TAPs in 10 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let (t0, t1) = (lab.tap(0), lab.tap(1));
-    lab.host(0, &t0, true)?;
-    lab.host(1, &t1, true)?;
-    let r = measure(&mut lab, "lossless tap", exe, (&t0, &t1), seconds, 5501);
-    let _ = std::fs::remove_dir_all(&dir);
-    r
+    let (_dir, cfg) = switch_config(&lab, scratch, &text)?;
+    start_switch(&mut lab, exe, &cfg, None)?;
+    netlab::wait_for_devices(&[lab.net.dev(0), lab.net.dev(1)], Duration::from_secs(10))
+        .map_err(|e| format!("lossless tap did not open its TAPs: {e}"))?;
+    lab.hosts(|_| HostLink::Move)?;
+    measure(&mut lab, "lossless tap", exe, seconds, 5501)
 }
 
 /// The switch on veth ports: its own namespace with `eth1`, `eth2`, each the peer of a
@@ -398,74 +271,29 @@ fn switch_veth_path(
     seconds: u32,
     scratch: &Path,
 ) -> std::result::Result<PathResult, String> {
-    let mut lab = NetLab::new("v");
-    let nss = lab.add_ns(9)?;
-    let mut devs = Vec::new();
-    for i in 0..2 {
-        let ns = lab.add_ns(i)?;
-        let (eth, host) = (format!("eth{}", i + 1), format!("{}w{i}", lab.tag));
-        sh(&[
-            "ip", "netns", "exec", &nss, "ip", "link", "add", &eth, "type", "veth", "peer", "name",
-            &host, "netns", &ns,
-        ])?;
-        sh(&["ip", "netns", "exec", &nss, "ip", "link", "set", &eth, "up"])?;
-        lab.host(i, &host, false)?;
-        devs.push(host);
-    }
-    let dir: PathBuf = scratch.join(format!("{}-bench", lab.tag));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let cfg = dir.join("switch.yaml");
+    let mut lab = BenchLab::new("v");
+    let nss = lab.net.switch_ns();
+    lab.net.add_namespace(&nss)?;
+    lab.hosts(|i| HostLink::Veth {
+        ns: nss.clone(),
+        peer: format!("eth{}", i + 1),
+    })?;
     let text = "# bench tap: two unshaped 100G veth ports, no pipeline latency
 switches:
   - name: vsw
     ports: [{iface: eth1, speed: 100G, mtu: 1518}, {iface: eth2, speed: 100G, mtu: 1518}]
     pipeline_latency: 0ns
 ";
-    std::fs::write(&cfg, text).map_err(|e| format!("{}: {e}", cfg.display()))?;
-    let exe_s = exe.display().to_string();
-    let child = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &nss,
-            &exe_s,
-            "tap",
-            &cfg.display().to_string(),
-            "--quiet",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("lossless tap: {e}"))?;
-    lab.children.push(child);
-    // Attached once the switch's namespace lists its two packet sockets, bound.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let o = sh(&["ip", "netns", "exec", &nss, "cat", "/proc/net/packet"])?;
-        if lossless_sys::packet::bound_sockets(&String::from_utf8_lossy(&o.stdout)) >= 2 {
-            break;
-        }
-        if Instant::now() > deadline {
-            return Err("lossless tap did not attach to its veths in 10 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let r = measure(
-        &mut lab,
-        "lossless tap (veth)",
-        exe,
-        (&devs[0], &devs[1]),
-        seconds,
-        5504,
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-    r
+    let (_dir, cfg) = switch_config(&lab, scratch, text)?;
+    start_switch(&mut lab, exe, &cfg, Some(&nss))?;
+    netlab::wait_for_bound_sockets(&nss, 2, Duration::from_secs(10))
+        .map_err(|e| format!("lossless tap did not attach to its veths: {e}"))?;
+    measure(&mut lab, "lossless tap (veth)", exe, seconds, 5504)
 }
 
 fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, String> {
     use lossless_sys::tap::{Offloads, Tap};
-    let mut lab = NetLab::new("c");
-    let (t0, t1) = (lab.tap(0), lab.tap(1));
+    let mut lab = BenchLab::new("c");
     // Offering the hosts their offloads, the loop passes each read on as it came: frame
     // and virtio-net header, a super-frame whole.
     let open = |t: &str| {
@@ -473,9 +301,8 @@ fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, S
             .map(Arc::new)
             .map_err(|e| format!("TAP {t}: {e}"))
     };
-    let taps = [open(&t0)?, open(&t1)?];
-    lab.host(0, &t0, true)?;
-    lab.host(1, &t1, true)?;
+    let taps = [open(&lab.net.dev(0))?, open(&lab.net.dev(1))?];
+    lab.hosts(|_| HostLink::Move)?;
     for i in 0..2 {
         let (from, to) = (Arc::clone(&taps[i]), Arc::clone(&taps[1 - i]));
         let stop = Arc::clone(&lab.stop);
@@ -492,41 +319,28 @@ fn copy_loop_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, S
             }
         }));
     }
-    measure(&mut lab, "copy loop", exe, (&t0, &t1), seconds, 5502)
+    measure(&mut lab, "copy loop", exe, seconds, 5502)
 }
 
 fn bridge_path(exe: &Path, seconds: u32) -> std::result::Result<PathResult, String> {
-    let mut lab = NetLab::new("b");
-    let nsb = lab.add_ns(9)?;
-    sh(&[
-        "ip", "netns", "exec", &nsb, "ip", "link", "add", "br0", "type", "bridge",
-    ])?;
-    sh(&[
-        "ip", "netns", "exec", &nsb, "ip", "link", "set", "br0", "up",
-    ])?;
-    let mut devs = Vec::new();
-    for i in 0..2 {
-        let ns = lab.add_ns(i)?;
-        let (a, b) = (format!("{}v{i}", lab.tag), format!("{}w{i}", lab.tag));
-        sh(&[
-            "ip", "netns", "exec", &nsb, "ip", "link", "add", &a, "type", "veth", "peer", "name",
-            &b, "netns", &ns,
-        ])?;
-        sh(&[
-            "ip", "netns", "exec", &nsb, "ip", "link", "set", &a, "master", "br0", "up",
-        ])?;
-        lab.offload_devs.push((nsb.clone(), a.clone()));
-        lab.host(i, &b, false)?;
-        devs.push(b);
+    let mut lab = BenchLab::new("b");
+    let nsb = lab.net.switch_ns();
+    lab.net.add_namespace(&nsb)?;
+    sh_in(&nsb, &["ip", "link", "add", "br0", "type", "bridge"])?;
+    sh_in(&nsb, &["ip", "link", "set", "br0", "up"])?;
+    let port = |lab: &BenchLab, i: usize| format!("{}v{i}", lab.net.tag());
+    let ports = [port(&lab, 0), port(&lab, 1)];
+    for p in &ports {
+        lab.offload_devs.push((nsb.clone(), p.clone()));
     }
-    measure(
-        &mut lab,
-        "linux bridge",
-        exe,
-        (&devs[0], &devs[1]),
-        seconds,
-        5503,
-    )
+    lab.hosts(|i| HostLink::Veth {
+        ns: nsb.clone(),
+        peer: ports[i].clone(),
+    })?;
+    for p in &ports {
+        sh_in(&nsb, &["ip", "link", "set", p, "master", "br0", "up"])?;
+    }
+    measure(&mut lab, "linux bridge", exe, seconds, 5503)
 }
 
 /// Run the four measurements, one after the other, with `exe` as `lossless`.

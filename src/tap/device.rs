@@ -6,7 +6,6 @@
 
 use crate::cable;
 use crate::config::Attach;
-use lossless_pipeline::wire::gso::Offload;
 use lossless_sys::iface::{Iface, IfaceLink};
 use lossless_sys::kernel::{iface_counters, tap_state, TapCounters};
 use lossless_sys::tap::{Offloads, Received, Tap};
@@ -84,16 +83,11 @@ impl Device {
     }
 
     /// Read a frame if one is waiting: where it lies in `buf` and what its host left to
-    /// do (a length of 0: the device is gone). An interface's ring has finished its
-    /// checksum already.
+    /// do (a length of 0: the device is gone).
     pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         match self {
             Device::Tap(t) => t.read_frame(buf),
-            Device::Iface(i, _) => Ok(i.read_now(buf)?.map(|len| Received {
-                at: 0,
-                len,
-                offload: Offload::None,
-            })),
+            Device::Iface(i, _) => i.read_now(buf),
         }
     }
 
@@ -144,14 +138,6 @@ impl Device {
         match self {
             Device::Tap(_) => 0,
             Device::Iface(i, _) => i.counters.oversize.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Frames whose transport checksum was completed on the way in.
-    pub fn checksums_completed(&self) -> u64 {
-        match self {
-            Device::Tap(_) => 0,
-            Device::Iface(i, _) => i.counters.checksums_completed.load(Ordering::Relaxed),
         }
     }
 

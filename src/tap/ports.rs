@@ -63,7 +63,6 @@ pub(super) struct PortIo {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Carried {
     pub oversize: u64,
-    pub checksums: u64,
     pub kernel: TapCounters,
 }
 
@@ -271,7 +270,6 @@ impl TapPorts {
         // The old device's writer ends when its queue is dropped; its counts stay in the
         // report.
         p.carried.oversize += p.dev.oversize();
-        p.carried.checksums += p.dev.checksums_completed();
         if let Some(k) = p.kernel.take() {
             p.carried.kernel = p.carried.kernel + k;
         }

@@ -68,9 +68,7 @@ pub(super) fn report(d: &Driver<Switch, TapPorts>, realtime: bool) -> Report {
                 segments: PortIoStats::get(&s.segments),
                 ordered_set_frames_read: PortIoStats::get(&s.ordered_sets_read),
                 ordered_set_frames_written: PortIoStats::get(&s.ordered_sets_written),
-                checksums_completed: p.carried.checksums
-                    + p.dev.checksums_completed()
-                    + PortIoStats::get(&s.checksums_completed),
+                checksums_completed: PortIoStats::get(&s.checksums_completed),
                 kernel: match (p.kernel, p.reattached) {
                     (Some(k), _) => Some(KernelReport::from(&(p.carried.kernel + k))),
                     (None, 0) => None,

@@ -41,7 +41,7 @@ pub struct PortIoStats {
     /// The frames they were cut into, each a frame the switch port received.
     pub segments: AtomicU64,
     /// Frames whose TCP or UDP checksum the host left to offload, completed on the way in
-    /// (a TAP's; an interface's ring counts its own).
+    /// (a TAP's or an interface's, by the pipeline thread's reader).
     pub checksums_completed: AtomicU64,
     /// Frames handed to the writer that it has not finished yet (while nonzero, the
     /// pipeline thread does not write data frames itself: they would overtake these).

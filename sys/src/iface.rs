@@ -14,13 +14,15 @@
 //! The kernel takes a VLAN tag off a frame before a packet socket sees it and reports it
 //! beside the frame; [`Iface::read_now`] puts it back, so PCP classification sees the frame
 //! as it was on the wire. A frame whose transport checksum the sender left to offload
-//! (`TP_STATUS_CSUMNOTREADY`, the default on a veth) is completed in software before the
-//! switch sees it: the receiving host would otherwise drop it. A frame longer than a slot
+//! (`TP_STATUS_CSUMNOTREADY`, the default on a veth) is read as such
+//! ([`Offload::Checksum`]): the reader completes it before the switch sees it, as it does
+//! a TAP's, or the receiving host would drop it. A frame longer than a slot
 //! (segmentation offload left on at the sender: a 64 KB "frame") cannot be forwarded as
 //! one frame; it is counted as oversize and dropped.
 
 use crate::netdev::if_index;
-use lossless_pipeline::wire::checksum::complete_l4_checksum;
+use crate::received::Received;
+use lossless_pipeline::wire::gso::Offload;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -39,8 +41,6 @@ pub struct IfaceCounters {
     pub ring_drops: AtomicU64,
     /// Frames longer than a slot (segmentation offload on at the sender), dropped.
     pub oversize: AtomicU64,
-    /// Frames whose transport checksum was completed in software.
-    pub checksums_completed: AtomicU64,
 }
 
 /// What the kernel says of the interface now.
@@ -210,9 +210,10 @@ impl Iface {
         Ok(())
     }
 
-    /// Take the next frame from the ring if the kernel has filled it: Ok(None) when the
-    /// ring is empty. Oversize frames are counted and skipped.
-    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    /// Take the next frame from the ring if the kernel has filled it: where it lies in
+    /// `buf` and whether its checksum is left to do; Ok(None) when the ring is empty.
+    /// Oversize frames are counted and skipped.
+    pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         loop {
             let i = self.ring.next.load(Ordering::Relaxed);
             // SAFETY: `i < slots`, so the slot lies inside the mapping; every slot starts
@@ -242,14 +243,22 @@ impl Iface {
             self.ring
                 .next
                 .store((i + 1) % self.ring.slots, Ordering::Relaxed);
-            if let Some(n) = n {
-                return Ok(Some(n));
+            if let Some(len) = n {
+                let offload = match st & libc::TP_STATUS_CSUMNOTREADY {
+                    0 => Offload::None,
+                    _ => Offload::Checksum,
+                };
+                return Ok(Some(Received {
+                    at: 0,
+                    len,
+                    offload,
+                }));
             }
         }
     }
 
-    /// Copy `frame` into `buf`, putting back the VLAN tag the kernel took off and
-    /// completing a checksum left to offload. None if it does not fit `buf`.
+    /// Copy `frame` into `buf`, putting back the VLAN tag the kernel took off. None if it
+    /// does not fit `buf`.
     fn copy_out(
         &self,
         frame: &[u8],
@@ -275,11 +284,6 @@ impl Iface {
             buf[16..n].copy_from_slice(&frame[12..]);
         } else {
             buf[..n].copy_from_slice(frame);
-        }
-        if st & libc::TP_STATUS_CSUMNOTREADY != 0 && complete_l4_checksum(&mut buf[..n]) {
-            self.counters
-                .checksums_completed
-                .fetch_add(1, Ordering::Relaxed);
         }
         Some(n)
     }

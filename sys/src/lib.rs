@@ -26,6 +26,7 @@ pub mod netdev;
 pub mod output;
 pub mod packet;
 pub mod poll;
+pub mod received;
 pub mod sched;
 pub mod tap;
 pub mod vnet;

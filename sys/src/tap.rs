@@ -10,6 +10,7 @@
 //! interface's `tx_dropped`, see [`crate::kernel`]).
 
 use crate::netdev::{ifname, set_txqueuelen};
+pub use crate::received::Received;
 use crate::vnet;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -42,17 +43,6 @@ pub struct Tap {
     file: File,
     name: String,
     offloads: Offloads,
-}
-
-/// A frame read from a TAP: where it lies in the buffer, and what its host left to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Received {
-    /// Where the frame starts in the buffer (after the virtio-net header, if any).
-    pub at: usize,
-    /// Its length (0: the device is gone).
-    pub len: usize,
-    /// What its host left to its NIC.
-    pub offload: lossless_pipeline::wire::gso::Offload,
 }
 
 impl Tap {

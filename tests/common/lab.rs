@@ -5,13 +5,15 @@
 //!
 //! Every lab makes its own uniquely named namespaces (pid in the name), uses addresses in
 //! 198.18.0.0/15 only, sends traffic only between those namespaces, bounds every wait in
-//! time, and removes what it made (namespaces, processes it started, by pid) in `Drop`, even
+//! time, and removes what it made (namespaces, processes it started, by pid) in `Drop` (the
+//! project's `lossless::netlab`, which `lossless bench tap` builds its labs with too), even
 //! when a test fails. Without root, /dev/net/tun, ping or iperf3 the tests print why and
 //! skip — except in CI (`CI` set), where skipping is a failure.
 //!
 //! A lab normally runs with a [`Hog`]: a busy loop on every core, so that what the tests
 //! assert (nothing lost, rates held) holds on a machine that is busy, not just an idle one.
 
+use lossless::netlab::{self, HostLink, NetLab};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -20,45 +22,17 @@ use std::sync::Mutex;
 use super::procs::Hog;
 use std::time::{Duration, Instant};
 
-/// A unicast MAC behind port 0 that no host owns: frames to it cross the switch and are
-/// dropped by the receiving kernel at L2, the cheapest sink (the load tests measure the
-/// switch, not the receiver's UDP stack).
-pub const SINK_MAC: &str = "02:00:00:00:0f:01";
+pub use lossless::netlab::SINK_MAC;
 
 /// TAP tests share the machine's two cores; run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn missing() -> Option<String> {
-    let uid = Command::new("id")
-        .arg("-u")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    if uid.as_deref() != Some("0") {
-        return Some("not root".into());
-    }
-    if !Path::new("/dev/net/tun").exists() {
-        return Some("/dev/net/tun is missing".into());
-    }
-    for tool in ["ip", "ping", "iperf3", "nsenter", "ethtool"] {
-        if Command::new("sh")
-            .arg("-c")
-            .arg(format!("command -v {tool}"))
-            .output()
-            .map_or(true, |o| !o.status.success())
-        {
-            return Some(format!("`{tool}` is not installed (.ci/run installs it)"));
-        }
-    }
-    None
-}
-
 /// Ok(guard) when the tests can run; None after printing why they are skipped.
 pub fn prerequisites() -> Option<std::sync::MutexGuard<'static, ()>> {
-    if let Some(why) = missing() {
+    if let Some(why) = netlab::missing(&["ip", "ping", "iperf3", "nsenter", "ethtool"]) {
         assert!(
             std::env::var("CI").is_err(),
-            "TAP tests cannot run in CI: {why}"
+            "TAP tests cannot run in CI: {why} (.ci/run installs what they need)"
         );
         eprintln!("skipping TAP test: {why}");
         return None;
@@ -68,20 +42,12 @@ pub fn prerequisites() -> Option<std::sync::MutexGuard<'static, ()>> {
 
 /// Run `args`, panicking only if it cannot be started.
 pub fn sh(args: &[&str]) -> Output {
-    Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    netlab::output(args).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Run `args`, which must succeed.
 pub fn must(args: &[&str]) {
-    let o = sh(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    netlab::sh(args).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// The switch a lab runs: `ports` ports at `speed`, priority 3 lossless with the headroom
@@ -137,10 +103,8 @@ impl SwitchSpec<'static> {
 pub struct Lab {
     /// Unique tag (prefix of every name).
     pub tag: String,
-    /// Namespaces it made (and deletes).
-    pub namespaces: Vec<String>,
-    /// Processes it started (and kills).
-    pub procs: Vec<Child>,
+    /// Its namespaces and the processes it started (both removed on drop).
+    pub net: NetLab,
     /// The switch process.
     pub switch: Option<Child>,
     /// Its temp directory.
@@ -153,13 +117,13 @@ pub struct Lab {
 impl Lab {
     /// An empty lab; with `hog`, a busy loop on every core while it lives.
     pub fn new(tag: &str, hog: bool) -> Lab {
-        let tag = format!("{tag}{}", std::process::id() % 100_000);
+        let net = NetLab::new(tag);
+        let tag = net.tag().to_string();
         let dir = std::env::temp_dir().join(format!("lossless-tap-{tag}"));
         std::fs::create_dir_all(&dir).unwrap();
         Lab {
             tag,
-            namespaces: Vec::new(),
-            procs: Vec::new(),
+            net,
             switch: None,
             dir,
             veth: false,
@@ -212,24 +176,12 @@ impl Lab {
     /// A namespace `ns` this lab deletes: IPv6 off, so that its kernel sends nothing of
     /// its own, and loopback up.
     pub fn add_namespace(&mut self, ns: &str) {
-        must(&["ip", "netns", "add", ns]);
-        self.namespaces.push(ns.to_string());
-        for cmd in [
-            vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
-            vec!["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
-            vec!["ip", "link", "set", "lo", "up"],
-        ] {
-            let mut full = vec!["ip", "netns", "exec", ns];
-            full.extend(cmd);
-            must(&full);
-        }
+        self.net.add_namespace(ns).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Run `args` in namespace `ns`, which must succeed.
     pub fn must_in(ns: &str, args: &[&str]) {
-        let mut full = vec!["ip", "netns", "exec", ns];
-        full.extend_from_slice(args);
-        must(&full);
+        netlab::sh_in(ns, args).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Start `lossless tap CFG --quiet --json REPORT` in namespace `ns` (`ip netns exec`
@@ -243,13 +195,18 @@ impl Lab {
     /// SIGTERM process `k` (by pid) and wait, at most `limit`, for it to exit cleanly;
     /// its stderr.
     pub fn terminate(&mut self, k: usize, limit: Duration) -> String {
-        must(&["kill", "-TERM", &self.procs[k].id().to_string()]);
-        exit_cleanly(&mut self.procs[k], limit, &format!("process {k}"))
+        must(&["kill", "-TERM", &self.proc(k).id().to_string()]);
+        exit_cleanly(self.proc(k), limit, &format!("process {k}"))
+    }
+
+    /// The process of handle `k`.
+    pub fn proc(&mut self, k: usize) -> &mut Child {
+        self.net.child(k)
     }
 
     /// Namespace of the switch (veth labs).
     pub fn switch_ns(&self) -> String {
-        format!("lossless-{}-sw", self.tag)
+        self.net.switch_ns()
     }
 
     /// The switch's interface of port `i` (veth labs), as containerlab names it.
@@ -259,17 +216,17 @@ impl Lab {
 
     /// Namespace of host `i`.
     pub fn ns(&self, i: usize) -> String {
-        format!("lossless-{}-{i}", self.tag)
+        self.net.ns(i)
     }
 
-    /// TAP of port `i`.
+    /// TAP of port `i` (in veth labs, host `i`'s end of its veth pair).
     pub fn tap(&self, i: usize) -> String {
-        format!("{}t{i}", self.tag)
+        self.net.dev(i)
     }
 
     /// Address of host `i`.
     pub fn ip(i: usize) -> String {
-        format!("198.18.0.{}", i + 1)
+        netlab::host_ip(i)
     }
 
     /// Where the switch writes its JSON report.
@@ -332,31 +289,22 @@ impl Lab {
             .spawn()
             .unwrap();
         self.switch = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let limit = Duration::from_secs(10);
         if spec.veth {
             // One packet socket per port, bound, listed by the switch's namespace: a host that
             // sent before the bind would be counted by the kernel and never read.
-            while Lab::packet_sockets(&self.switch_ns()) < spec.ports {
-                assert!(
-                    Instant::now() < deadline,
-                    "the switch did not attach to its interfaces"
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            netlab::wait_for_bound_sockets(&self.switch_ns(), spec.ports, limit)
+                .unwrap_or_else(|e| panic!("the switch did not attach to its interfaces: {e}"));
             return;
         }
-        while (0..spec.ports)
-            .any(|i| !Path::new(&format!("/sys/class/net/{}", self.tap(i))).exists())
-        {
-            assert!(Instant::now() < deadline, "TAP devices did not appear");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let taps: Vec<String> = (0..spec.ports).map(|i| self.tap(i)).collect();
+        netlab::wait_for_devices(&taps, limit)
+            .unwrap_or_else(|e| panic!("TAP devices did not appear: {e}"));
     }
 
     /// Packet sockets bound to an interface in namespace `ns` (a switch's, in veth labs).
     pub fn packet_sockets(ns: &str) -> usize {
-        let o = sh(&["ip", "netns", "exec", ns, "cat", "/proc/net/packet"]);
-        lossless_sys::packet::bound_sockets(&String::from_utf8_lossy(&o.stdout))
+        netlab::bound_sockets(ns).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Namespace i with TAP i moved in (or the host end of veth pair i, whose other end is
@@ -364,41 +312,19 @@ impl Lab {
     /// segmentation offload is off (the switch forwards frames, not 64 KB segments); its
     /// checksum offload stays on, as a container's is.
     pub fn add_host(&mut self, i: usize) {
-        let (ns, tap) = (self.ns(i), self.tap(i));
-        self.add_namespace(&ns);
+        let link = match self.veth {
+            true => HostLink::Veth {
+                ns: self.switch_ns(),
+                peer: Lab::switch_iface(i),
+            },
+            false => HostLink::Move,
+        };
+        self.net
+            .add_host(i, &link)
+            .unwrap_or_else(|e| panic!("{e}"));
         if self.veth {
-            let (sw_ns, sw_if) = (self.switch_ns(), Lab::switch_iface(i));
-            must(&[
-                "ip", "link", "add", &tap, "netns", &ns, "type", "veth", "peer", "name", &sw_if,
-                "netns", &sw_ns,
-            ]);
-            must(&[
-                "ip", "netns", "exec", &sw_ns, "ip", "link", "set", &sw_if, "up",
-            ]);
-            must(&[
-                "ip", "netns", "exec", &ns, "ethtool", "-K", &tap, "tso", "off", "gso", "off",
-                "gro", "off",
-            ]);
-        } else {
-            must(&["ip", "link", "set", &tap, "netns", &ns]);
-        }
-        for cmd in [
-            vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
-            vec!["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"],
-            vec!["ip", "link", "set", "lo", "up"],
-            vec![
-                "ip",
-                "addr",
-                "add",
-                &format!("{}/24", Lab::ip(i)),
-                "dev",
-                &tap,
-            ],
-            vec!["ip", "link", "set", &tap, "up"],
-        ] {
-            let mut full = vec!["ip", "netns", "exec", &ns];
-            full.extend(cmd);
-            must(&full);
+            NetLab::set_offloads(&self.ns(i), &self.tap(i), false)
+                .unwrap_or_else(|e| panic!("{e}"));
         }
     }
 
@@ -412,16 +338,14 @@ impl Lab {
     /// Delete host `i`'s namespace (and with it its TAP).
     pub fn delete_host(&mut self, i: usize) {
         let ns = self.ns(i);
-        must(&["ip", "netns", "del", &ns]);
-        self.namespaces.retain(|n| *n != ns);
+        self.net
+            .delete_namespace(&ns)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Run `args` in host `i`'s namespace.
     pub fn exec(&self, i: usize, args: &[&str]) -> Output {
-        let ns = self.ns(i);
-        let mut full = vec!["ip", "netns", "exec", &ns];
-        full.extend_from_slice(args);
-        sh(&full)
+        self.net.output(i, args).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Start `args` in host `i`'s namespace; returns its handle.
@@ -431,24 +355,18 @@ impl Lab {
 
     /// Start `args` in namespace `ns`; returns its handle.
     pub fn spawn_in(&mut self, ns: &str, args: &[&str]) -> usize {
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        self.procs.push(child);
-        self.procs.len() - 1
+        self.net
+            .spawn_in(ns, args, true)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Wait (bounded) for a spawned process and return its stdout.
     pub fn wait(&mut self, k: usize, limit: Duration) -> String {
         let deadline = Instant::now() + limit;
         loop {
-            if let Some(_status) = self.procs[k].try_wait().unwrap() {
+            if let Some(_status) = self.proc(k).try_wait().unwrap() {
                 let mut out = String::new();
-                if let Some(mut s) = self.procs[k].stdout.take() {
+                if let Some(mut s) = self.proc(k).stdout.take() {
                     std::io::Read::read_to_string(&mut s, &mut out).unwrap();
                 }
                 return out;
@@ -463,19 +381,10 @@ impl Lab {
 
     /// Ping host `to` from host `from` `count` times, `interval` s apart; the loss in %.
     pub fn ping(&self, from: usize, to: usize, count: u32, interval: &str) -> f64 {
-        loss_percent(&self.exec(
-            from,
-            &[
-                "ping",
-                "-c",
-                &count.to_string(),
-                "-i",
-                interval,
-                "-W",
-                "1",
-                &Lab::ip(to),
-            ],
-        ))
+        self.net
+            .ping(from, to, count, interval)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .loss_percent
     }
 
     /// Send `sig` to the switch (by pid).
@@ -506,47 +415,18 @@ impl Lab {
         self.stop_switch_with("TERM")
     }
 
-    /// iperf3 client in namespace `from` toward a one-off server in `to`; Gbit/s received.
-    pub fn iperf3_tcp(&mut self, from: usize, to: usize, port: u16, seconds: u32) -> f64 {
-        self.iperf3_tcp_with(from, to, port, seconds, &[])
-    }
-
-    /// [`Self::iperf3_tcp`] with the client's `extra` arguments (`--tos 12`).
-    pub fn iperf3_tcp_with(
+    /// iperf3 client in namespace `from` toward a one-off server in `to`, with the
+    /// client's `extra` arguments (`--tos 12`); Gbit/s received.
+    pub fn iperf3_tcp(
         &mut self,
         from: usize,
         to: usize,
         port: u16,
-        seconds: u32,
+        secs: u32,
         extra: &[&str],
     ) -> f64 {
-        let srv = self.spawn(
-            to,
-            &[
-                "iperf3",
-                "-s",
-                "-1",
-                "-B",
-                &Lab::ip(to),
-                "-p",
-                &port.to_string(),
-            ],
-        );
-        std::thread::sleep(Duration::from_millis(300));
-        let (dst, port, seconds) = (Lab::ip(to), port.to_string(), seconds.to_string());
-        let mut args = vec!["iperf3", "-c", &dst, "-p", &port, "-t", &seconds, "-J"];
-        args.extend_from_slice(extra);
-        let o = self.exec(from, &args);
-        self.wait(
-            srv,
-            Duration::from_secs(seconds.parse::<u64>().unwrap() + 10),
-        );
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&o.stderr)));
-        v["end"]["sum_received"]["bits_per_second"]
-            .as_f64()
-            .expect("iperf3 result")
-            / 1e9
+        let r = self.net.iperf3_tcp(from, to, port, secs, extra);
+        r.unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Start `lossless gen` in host `i`'s namespace toward [`SINK_MAC`] with `args` added.
@@ -569,17 +449,12 @@ impl Lab {
 }
 
 impl Drop for Lab {
+    /// The switch ends here; the processes the lab started and its namespaces go with
+    /// `net`.
     fn drop(&mut self) {
-        for p in self.procs.iter_mut() {
-            let _ = p.kill();
-            let _ = p.wait();
-        }
         if let Some(mut s) = self.switch.take() {
             let _ = s.kill();
             let _ = s.wait();
-        }
-        for ns in &self.namespaces {
-            let _ = sh(&["ip", "netns", "del", ns]);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -608,16 +483,7 @@ fn exit_cleanly(child: &mut Child, limit: Duration, what: &str) -> String {
 
 /// The loss in % that ping printed.
 pub fn loss_percent(ping: &Output) -> f64 {
-    let text = String::from_utf8_lossy(&ping.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.contains("packet loss"))
-        .unwrap_or_else(|| panic!("ping said: {text}"));
-    let pct = line.split(',').find(|p| p.contains("packet loss")).unwrap();
-    pct.trim()
-        .trim_end_matches("packet loss")
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .unwrap()
+    netlab::Ping::parse(&String::from_utf8_lossy(&ping.stdout))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .loss_percent
 }
