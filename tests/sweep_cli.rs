@@ -46,6 +46,91 @@ fn a_sweep_of_headroom_finds_where_lossless_drops_stop() {
         .any(|k| k.starts_with("flows.")));
 }
 
+/// A sweep split into three shares run by GNU parallel, merged, is byte for byte what
+/// one process writes, table included; merging without a share names what is missing.
+#[test]
+fn a_sweep_split_into_shares_through_gnu_parallel_merges_into_the_single_run() {
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v parallel"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").is_err(),
+            "GNU parallel is not installed (.ci/run installs it)"
+        );
+        eprintln!("skipping: GNU parallel is not installed");
+        return;
+    }
+    let file = root().join("configs/labs/headroom-too-small.yaml");
+    let f = file.to_str().unwrap();
+    let sweep = "switches.tor.buffer.profiles.pg_lossless.xoff=8KiB,12KiB,16KiB,24KiB,30144B";
+    let args = [
+        "run",
+        f,
+        "--sweep",
+        sweep,
+        "--metric",
+        "totals.lossless_drops",
+        "--metric",
+        "flows.*.rx_packets",
+    ];
+    let full = tmp("shards-full.json");
+    let mut one = args.to_vec();
+    one.extend(["--json", full.to_str().unwrap()]);
+    let o = lossless(&one);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    let part = |k: &str| tmp(&format!("shards-part{k}.json"));
+    let pattern = part("{}");
+    let mut cmd = std::process::Command::new("parallel");
+    // -q: every argument reaches lossless as it is (no shell globbing of `*`).
+    cmd.args(["--will-cite", "--halt", "now,fail=1", "-q"])
+        .arg(env!("CARGO_BIN_EXE_lossless"))
+        .args(args)
+        .args(["--shard", "{}/3", "--quiet", "--json"])
+        .arg(&pattern)
+        .args([":::", "0", "1", "2"]);
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let share1: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(part("1")).unwrap()).unwrap();
+    let values: Vec<&str> = share1["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        values,
+        ["12KiB", "30144B"],
+        "share 1 of 3: positions 1 and 4"
+    );
+    assert_eq!(share1["shard"]["count"], 3);
+    let merged = tmp("shards-merged.json");
+    let (p0, p1, p2) = (part("0"), part("1"), part("2"));
+    let o = lossless(&[
+        "sweep",
+        "merge",
+        p2.to_str().unwrap(),
+        p0.to_str().unwrap(),
+        p1.to_str().unwrap(),
+        "--json",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), table);
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&full).unwrap(),
+        "merged rows differ from one process's"
+    );
+    let o = lossless(&["sweep", "merge", p0.to_str().unwrap(), p1.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("16KiB (share 2/3)"), "{e}");
+}
+
 #[test]
 fn a_sweep_names_a_wrong_key_and_a_bad_value() {
     let file = root().join("configs/labs/headroom-too-small.yaml");

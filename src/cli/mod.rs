@@ -10,6 +10,7 @@ mod send_pfc;
 mod show;
 mod signals;
 mod sweep;
+mod sweep_merge;
 mod tap;
 
 use clap::{Parser, Subcommand};
@@ -84,6 +85,10 @@ enum Command {
     /// Benchmarks: the pipeline in-process, a scenario in the simulator, the TAP switch
     /// next to a Linux bridge (see BENCHMARKS.md for this machine's figures).
     Bench(bench::BenchArgs),
+    /// Sweeps split over processes or machines: `sweep merge PART.json…` joins the row
+    /// files of `lossless run FILE --sweep … --shard I/N --json PART.json` into what one
+    /// process writes.
+    Sweep(sweep_merge::SweepArgs),
 }
 
 /// Parse the command line and run the subcommand.
@@ -97,5 +102,6 @@ pub fn main() -> ExitCode {
         Command::SendPfc(a) => send_pfc::exec(a),
         Command::Gen(a) => gen::exec(a),
         Command::Bench(a) => bench::exec(a),
+        Command::Sweep(a) => sweep_merge::exec(a),
     }
 }

@@ -84,6 +84,14 @@ pub struct RunArgs {
     /// totals.lossless_drops, totals.drops, totals.pfc_tx_frames and flows.*.throughput_bps.
     #[arg(long, value_name = "PATH", requires = "sweep")]
     pub(super) metric: Vec<String>,
+    /// With --sweep: run one share of it, the values at positions k (from 0) with k mod N
+    /// = I, so that N processes or machines split it: e.g. `parallel lossless run FILE
+    /// --sweep … --shard {}/4 --json part{}.json ::: 0 1 2 3`, a Slurm array
+    /// (`--shard $SLURM_ARRAY_TASK_ID/4`) or a Kubernetes indexed Job
+    /// (`$JOB_COMPLETION_INDEX`). `lossless sweep merge part*.json` joins the row files
+    /// into what one process writes.
+    #[arg(long, value_name = "I/N", requires = "sweep", conflicts_with = "plot")]
+    pub(super) shard: Option<crate::sweep::Shard>,
 }
 
 pub fn exec(a: RunArgs) -> ExitCode {

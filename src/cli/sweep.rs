@@ -5,6 +5,7 @@ use super::args::{open_json, print_out, write_json};
 use super::run::RunArgs;
 use crate::outdir::{Created, Origin};
 use crate::sim::{RunOptions, Sim};
+use crate::sweep::{SweepColumn, SweepReport, SweepRow};
 
 /// One row's cells: (index of the metric path, column, value).
 type Cells = Vec<crate::report::sweep_plot::Cell>;
@@ -58,47 +59,89 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
     } else {
         a.metric.clone()
     };
-    let mut rows: Vec<(String, Cells)> = Vec::new();
-    for value in &sweep.values {
+    let shard = a.shard;
+    let mut rows = Vec::new();
+    for (index, value) in sweep.values.iter().enumerate() {
+        if !shard.is_none_or(|s| s.takes(index)) {
+            continue;
+        }
         let cells = run_one(a, sweep, &text, &stem, value, &metrics)?;
         if !a.quiet {
             eprintln!("ran {}={value}", sweep.key);
         }
-        rows.push((value.clone(), cells));
+        rows.push(row(index, value, cells));
     }
+    let report = SweepReport {
+        file: a.file.display().to_string(),
+        key: sweep.key.clone(),
+        values: sweep.values.clone(),
+        metric_paths: metrics,
+        shard,
+        rows,
+    };
+    present(&report, json, a.plot.as_deref(), a.quiet)
+}
+
+/// A sweep's results, from one process or merged: `--json` rows, the table on stdout
+/// (unless quiet), and with a plot directory the figure of every metric.
+pub(super) fn present(
+    report: &SweepReport,
+    json: Option<lossless_sys::output::OutputFile>,
+    plot: Option<&std::path::Path>,
+    quiet: bool,
+) -> Result<(), String> {
     if let Some(file) = json {
-        let out = crate::sweep::SweepReport {
-            file: a.file.display().to_string(),
-            key: sweep.key.clone(),
-            rows: rows
-                .iter()
-                .map(|(v, cells)| crate::sweep::SweepRow {
-                    value: v.clone(),
-                    metrics: cells
-                        .iter()
-                        .map(|(_, c, v)| (c.clone(), v.clone()))
-                        .collect(),
-                })
-                .collect(),
-        };
-        let out = serde_json::to_value(&out).expect("a sweep serializes");
+        let out = serde_json::to_value(report).expect("a sweep serializes");
         write_json(file, &out).map_err(|e| e.to_string())?;
     }
-    let t = table(&sweep.key, &rows);
-    if let Some(dir) = &a.plot {
+    let rows: Vec<(String, Cells)> = report
+        .rows
+        .iter()
+        .map(|r| (r.value.clone(), cells_of(r)))
+        .collect();
+    let t = table(&report.key, &rows);
+    if let Some(dir) = plot {
         use crate::report::sweep_plot;
         let cells: Vec<_> = rows.iter().map(|(_, c)| c.clone()).collect();
-        let panels = sweep_plot::panels(&metrics, &cells);
-        let title = format!("{} — sweep of {}", a.file.display(), sweep.key);
-        let files = sweep_plot::write(dir, &title, &sweep.key, &sweep.values, &panels, &t)?;
-        if !a.quiet {
+        let panels = sweep_plot::panels(&report.metric_paths, &cells);
+        let title = format!("{} — sweep of {}", report.file, report.key);
+        let values: Vec<String> = rows.iter().map(|(v, _)| v.clone()).collect();
+        let files = sweep_plot::write(dir, &title, &report.key, &values, &panels, &t)?;
+        if !quiet {
             eprintln!("plots: {}", super::args::path_list(&files));
         }
     }
-    if !a.quiet {
+    if !quiet {
         print_out(&t);
     }
     Ok(())
+}
+
+/// The row of the value at `index`, from its cells.
+fn row(index: usize, value: &str, cells: Cells) -> SweepRow {
+    SweepRow {
+        index,
+        value: value.to_string(),
+        metrics: cells
+            .iter()
+            .map(|(_, c, v)| (c.clone(), v.clone()))
+            .collect(),
+        columns: cells
+            .into_iter()
+            .map(|(metric, name, _)| SweepColumn { metric, name })
+            .collect(),
+    }
+}
+
+/// A row's cells, in its columns' order.
+fn cells_of(r: &SweepRow) -> Cells {
+    r.columns
+        .iter()
+        .map(|c| {
+            let v = r.metrics.get(&c.name).cloned().unwrap_or_default();
+            (c.metric, c.name.clone(), v)
+        })
+        .collect()
 }
 
 /// The run with `key = value` applied to `text`, and its cells of `metrics`.

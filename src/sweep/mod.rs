@@ -5,29 +5,101 @@
 //! by their `name` (`switches.tor.ports.cable`, `links.0.cable`, `flows.a.rate`). The value
 //! is put where the key is written in the file (or the key added beside its siblings),
 //! nothing else is touched, and the result is loaded as the file would be.
+//!
+//! A sweep can be split into shares (`--shard I/N`: value k runs in share k mod N), run
+//! by other processes or machines, and joined again ([`merge`]) into the rows one process
+//! would have written.
 
-use serde::Serialize;
+pub mod merge;
+
+pub use merge::merge;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// What `--sweep … --json` writes: the file, the key, and a row per value.
-#[derive(Clone, Debug, Serialize)]
+/// What `--sweep … --json` writes: the file, the key, and a row per value run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepReport {
     /// The scenario file.
     pub file: String,
     /// The dotted key swept.
     pub key: String,
-    /// One row per value, in order.
+    /// Every value of the sweep, in order (a share runs some of them).
+    pub values: Vec<String>,
+    /// The report values asked for (`--metric`), as given: a column's `metric` indexes
+    /// this list.
+    pub metric_paths: Vec<String>,
+    /// Which share of the sweep this is (absent: all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// One row per value run, in the order of `values`.
     pub rows: Vec<SweepRow>,
 }
 
 /// One run of a sweep.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
+    /// Where the value stands in the sweep's `values`, from 0.
+    pub index: usize,
     /// The value the key took, as written.
     pub value: String,
     /// The chosen report values, by column (a metric path with `*` expanded).
     pub metrics: BTreeMap<String, Value>,
+    /// The row's columns in the order the report gave them, each with the metric it
+    /// came from.
+    pub columns: Vec<SweepColumn>,
+}
+
+/// One column of a row: a key of its `metrics`, from the metric path `metric` indexes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepColumn {
+    /// Index into the report's `metric_paths`.
+    pub metric: usize,
+    /// The column (the metric path with `*` expanded).
+    pub name: String,
+}
+
+/// One share of a sweep (`--shard I/N`): the values at positions k with k mod N = I, so
+/// that N processes (a GNU parallel run, a Slurm array, a Kubernetes indexed Job) each
+/// take every N-th value and slow values spread over them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// This share, from 0 (Slurm's `SLURM_ARRAY_TASK_ID` of an array 0..N−1, Kubernetes'
+    /// `JOB_COMPLETION_INDEX`).
+    pub index: usize,
+    /// How many shares the sweep is split into.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Does this share run the value at `position`?
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `I/N`, 0 ≤ I < N.
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || {
+            format!("`{s}` is not I/N: give the share's number from 0 and how many shares, e.g. 0/4 for the first of four")
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 {
+            return Err(format!("`{s}`: a sweep is split into at least 1 share"));
+        }
+        if index >= count {
+            return Err(format!(
+                "`{s}`: shares of {count} are numbered 0 to {}",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
 }
 
 /// One key and the values it takes.
