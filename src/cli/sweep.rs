@@ -14,25 +14,8 @@ type Cells = Vec<crate::report::sweep_plot::Cell>;
 pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
     let text = crate::config::input::read_text(&a.file)
         .map_err(|e| format!("{}: {e}", a.file.display()))?;
-    // Where the results go must exist before the first run, not after the last.
-    let mut created = Created::default();
-    if let Some(p) = &a.json {
-        created
-            .file(p, Origin::CommandLine)
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    if let Some(d) = &a.plot {
-        created
-            .dir(d, Origin::CommandLine)
-            .map_err(|e| format!("{}: {e}", d.display()))?;
-    }
-    // Opened before the runs, so that a path that cannot be written fails at once.
-    let json = a
-        .json
-        .as_deref()
-        .map(open_json)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    // Where the results go must exist, and the JSON be open, before the first run.
+    let json = outputs(a.json.as_deref(), a.plot.as_deref())?;
     let stem = a
         .file
         .file_stem()
@@ -80,6 +63,27 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         rows,
     };
     present(&report, json, a.plot.as_deref(), a.quiet)
+}
+
+/// Make sure the directories of `--json` and `--plot` exist (a command-line path must
+/// name an existing directory, a plot directory is made in one), and open the JSON file,
+/// so that a path that cannot be written fails before any work.
+pub(super) fn outputs(
+    json: Option<&std::path::Path>,
+    plot: Option<&std::path::Path>,
+) -> Result<Option<lossless_sys::output::OutputFile>, String> {
+    let mut created = Created::default();
+    if let Some(p) = json {
+        created
+            .file(p, Origin::CommandLine)
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(d) = plot {
+        created
+            .dir(d, Origin::CommandLine)
+            .map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    json.map(open_json).transpose().map_err(|e| e.to_string())
 }
 
 /// A sweep's results, from one process or merged: `--json` rows, the table on stdout

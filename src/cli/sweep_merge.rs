@@ -1,10 +1,7 @@
 //! `lossless sweep merge PART.json…`: the row files of a sweep's shares joined into the
 //! rows, table and figure one process would have made.
 
-use super::args::open_json;
-use crate::outdir::{Created, Origin};
 use clap::{Args, Subcommand};
-use lossless_sys::output::OutputFile;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -66,22 +63,6 @@ fn merge(m: &MergeArgs) -> Result<(), String> {
         parts.push((name, report));
     }
     let merged = crate::sweep::merge(parts)?;
-    let mut created = Created::default();
-    if let Some(p) = &m.json {
-        created
-            .file(p, Origin::CommandLine)
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    if let Some(d) = &m.plot {
-        created
-            .dir(d, Origin::CommandLine)
-            .map_err(|e| format!("{}: {e}", d.display()))?;
-    }
-    let json: Option<OutputFile> = m
-        .json
-        .as_deref()
-        .map(open_json)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    let json = super::sweep::outputs(m.json.as_deref(), m.plot.as_deref())?;
     super::sweep::present(&merged, json, m.plot.as_deref(), m.quiet)
 }
