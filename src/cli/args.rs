@@ -10,7 +10,7 @@ use std::time::Duration;
 /// A wall-clock duration such as `5s` or `100us`.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.parse::<Time>().map_err(|e| e.to_string())?;
-    Ok(Duration::from_nanos(t.as_ps() / 1000))
+    Ok(t.to_duration())
 }
 
 /// A period above 0.

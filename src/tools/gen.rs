@@ -182,7 +182,7 @@ pub fn gen(cfg: &GenConfig, stop: &AtomicBool) -> io::Result<GenReport> {
             ),
         ));
     }
-    let end = Time(cfg.duration.as_nanos() as u64 * 1000);
+    let end = Time::from_duration(cfg.duration);
     let spec = flow_spec(cfg, src_mac, end);
     let flow = FlowTx::new(spec)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("frame: {e:?}")))?;

@@ -136,34 +136,27 @@ impl<N: Node, P: Ports> Driver<N, P> {
     /// due; under load (moderation), a fixed gathering time; otherwise until the node's
     /// next deadline (plus the slack) or an arrival. Never past `until`.
     fn wait(&mut self, until: Option<Instant>) -> Wait {
-        let p = &self.pacing;
-        let now = self.now();
+        if self.ports.more_waiting() {
+            return Wait::Arrival(Duration::ZERO);
+        }
+        let p = self.pacing;
         let mut until_due = match self.node.poll_timeout() {
             Some(t) => t
                 .saturating_add(Time::from_duration(p.slack))
-                .saturating_sub(now)
+                .saturating_sub(self.now())
                 .to_duration(),
             None => p.max_wait,
         };
         if let Some(u) = until {
             until_due = until_due.min(u.saturating_duration_since(Instant::now()));
         }
-        let timed = |d: Duration| {
-            if d.is_zero() {
-                d
-            } else {
-                d.clamp(p.min_wait, p.max_wait)
-            }
-        };
-        if self.ports.more_waiting() {
-            return Wait::Arrival(Duration::ZERO);
-        }
         match p.moderation {
             Some(m) if self.moved > 0 && self.moved <= m.light_turn => {
                 Wait::Arrival(until_due.clamp(p.min_wait.min(m.busy_wait), m.busy_wait))
             }
             Some(m) if self.moved > 0 => Wait::Gather(m.busy_wait),
-            _ => Wait::Arrival(timed(until_due)),
+            _ if until_due.is_zero() => Wait::Arrival(Duration::ZERO),
+            _ => Wait::Arrival(until_due.clamp(p.min_wait, p.max_wait)),
         }
     }
 
