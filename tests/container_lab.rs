@@ -133,7 +133,6 @@ impl Node {
                 &host_end,
             ],
             vec!["ip", "link", "set", &host_end, "up"],
-            vec!["ethtool", "-K", &host_end, "tso", "off", "gso", "off"],
         ] {
             let mut full = vec!["ip", "netns", "exec", &ns];
             full.extend(cmd);

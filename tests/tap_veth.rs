@@ -35,16 +35,24 @@ fn pings_and_tcp_cross_veth_ports_and_every_frame_is_accounted() {
     assert_eq!(port(&r, 0)["device"], "iface");
     assert_eq!(port(&r, 0)["iface"], "eth1");
     assert!(port(&r, 0).get("tap").is_none());
-    // The hosts left TCP checksums to offload (a veth's default): the switch finished them,
-    // or the receiver would have dropped every segment.
-    assert!(
-        u(&port(&r, 0)["checksums_completed"]) > 1000,
-        "{}",
-        port(&r, 0)
-    );
+    // The hosts left TCP checksums and segmentation to offload (a veth's defaults): the
+    // switch cut the sender's super-frames into MTU frames, each with its checksum, and
+    // finished the checksums of the receiver's ACKs, or every frame would have been dropped.
+    let (sender, receiver) = (port(&r, 0), port(&r, 1));
+    assert!(u(&sender["segmented_frames"]) > 100, "{sender}");
+    assert!(u(&sender["segments"]) > 10_000, "{sender}");
+    assert!(u(&receiver["checksums_completed"]) > 1000, "{receiver}");
     assert_eq!(u(&r["tap"]["oversize_frames"]), 0);
     assert_eq!(r["totals"]["lossless_drops"], 0);
     assert_accounted(&r);
+}
+
+#[test]
+fn tcp_with_segmentation_offload_on_at_a_veth_host_is_counted_in_mtu_segments() {
+    let Some(_serial) = prerequisites() else {
+        return;
+    };
+    common::offload::tcp_super_frames_are_counted_in_mtu_segments("vo", true);
 }
 
 #[test]

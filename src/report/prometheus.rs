@@ -581,7 +581,7 @@ fn tap(o: &mut String, r: &Report) {
         ),
         (
             "lossless_tap_oversize_frames_total",
-            "Frames longer than the receive ring's slots, dropped.",
+            "Frames from an interface too long to read whole (super-frames over 64 KB), dropped.",
             |p| p.oversize_frames,
         ),
         (

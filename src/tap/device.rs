@@ -33,7 +33,8 @@ pub struct Probe {
 
 impl Device {
     /// Create the TAP, or attach to the interface (with a receive ring the size of a TAP's
-    /// kernel ring, [`cable::RING_FRAMES`], for frames of up to `mtu` bytes).
+    /// kernel ring, [`cable::RING_FRAMES`], for frames of up to `mtu` bytes); both offer
+    /// the host checksum and segmentation offload, as a NIC does.
     pub fn open(a: &Attach, mtu: u32) -> io::Result<Device> {
         match a {
             Attach::Tap(name) => Ok(Device::Tap(Tap::open(
@@ -52,7 +53,12 @@ impl Device {
                 // counted by the kernel and perhaps read, never read and not counted (a
                 // switch at the other end of a link sends from the start).
                 let base = iface_counters(name).unwrap_or_default();
-                let i = Iface::open(name, cable::RING_FRAMES, mtu + extra)?;
+                let i = Iface::open(
+                    name,
+                    cable::RING_FRAMES,
+                    mtu + extra,
+                    Offloads::Segmentation,
+                )?;
                 Ok(Device::Iface(i, base))
             }
         }
@@ -132,7 +138,7 @@ impl Device {
         matches!(self, Device::Tap(_))
     }
 
-    /// Frames read that were too long to forward (an interface's oversize count; a TAP
+    /// Frames too long to read whole (an interface's super-frames over 64 KB; a TAP
     /// hands over whole frames, super-frames included, cut on the way in).
     pub fn oversize(&self) -> u64 {
         match self {

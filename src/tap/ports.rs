@@ -51,7 +51,7 @@ pub(super) struct PortIo {
     writer: Option<Sender<Vec<Vec<u8>>>>,
     /// Frames of this turn, handed to the writer in one batch.
     batch: Vec<Vec<u8>>,
-    /// The user was told that frames too long for the ring arrived.
+    /// The user was told that frames too long to read whole arrived.
     oversize_told: bool,
     /// Frames the host had sent that were still waiting in the device's kernel queue or
     /// ring when the switch stopped: counted after the kernel's counters were read last,
@@ -231,7 +231,7 @@ impl TapPorts {
         if !p.oversize_told && p.dev.oversize() > 0 {
             p.oversize_told = true;
             eprintln!(
-                "lossless tap: port {} (iface {}) receives frames longer than its MTU: the host's segmentation offload is on; they are counted (oversize_frames) and dropped. Turn it off on the host's end: ethtool -K <iface> tso off gso off",
+                "lossless tap: port {} (iface {}) receives super-frames longer than 64 KB (the host raised its gso_max_size: BIG TCP); they are counted (oversize_frames) and dropped. Lower it on the host's end: ip link set <iface> gso_max_size 65536 gso_ipv4_max_size 65536",
                 p.name,
                 p.dev.name()
             );

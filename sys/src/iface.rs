@@ -16,12 +16,20 @@
 //! as it was on the wire. A frame whose transport checksum the sender left to offload
 //! (`TP_STATUS_CSUMNOTREADY`, the default on a veth) is read as such
 //! ([`Offload::Checksum`]): the reader completes it before the switch sees it, as it does
-//! a TAP's, or the receiving host would drop it. A frame longer than a slot
-//! (segmentation offload left on at the sender: a 64 KB "frame") cannot be forwarded as
-//! one frame; it is counted as oversize and dropped.
+//! a TAP's, or the receiving host would drop it.
+//!
+//! With [`Offloads::Segmentation`] the socket speaks the virtio-net header
+//! (`PACKET_VNET_HDR`), as a TAP does: a host may leave segmentation offload on and hand
+//! over 64 KB TCP or UDP super-frames, which the reader cuts into wire frames. A slot holds
+//! one wire frame; the kernel puts a longer frame, whole, on the socket's own receive queue
+//! and marks its slot `TP_STATUS_COPY` (`PACKET_COPY_THRESH`), so the reader takes it from
+//! there when it reaches that slot, in order. That queue is bounded in bytes
+//! ([`SUPER_FRAME_QUEUE_BYTES`]); a super-frame that finds it full is cut short by the
+//! kernel and counted with the ring's drops: the host sent faster than the switch read.
 
 use crate::netdev::if_index;
-use crate::received::Received;
+use crate::received::{Offloads, Received};
+use crate::vnet;
 use lossless_pipeline::wire::gso::Offload;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -32,14 +40,24 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 const SLOT_OVERHEAD: usize = 128;
 /// Bytes of an 802.1Q tag.
 const VLAN_TAG: usize = 4;
+/// Where a frame is put in the reader's buffer: room before it for the virtio-net header a
+/// copied super-frame comes after, and for a VLAN tag put back in front of its EtherType.
+const FRAME_AT: usize = 16;
+/// Bytes the kernel may hold of super-frames waiting on an interface socket's receive
+/// queue (`SO_RCVBUF`; the kernel counts each buffer's true size against twice this): at
+/// 10 Gbit/s, about 13 ms of a host's TCP, longer than the pipeline thread is held up on a
+/// busy machine.
+pub const SUPER_FRAME_QUEUE_BYTES: usize = 8 << 20;
 
 /// Counters of an interface port's socket, kept by the thread that reads it.
 #[derive(Debug, Default)]
 pub struct IfaceCounters {
-    /// Frames the kernel dropped because every ring slot was full (the host sent faster
-    /// than the switch read).
+    /// Frames the kernel dropped because every ring slot was full, or because a
+    /// super-frame found the socket's receive queue full (the host sent faster than the
+    /// switch read).
     pub ring_drops: AtomicU64,
-    /// Frames longer than a slot (segmentation offload on at the sender), dropped.
+    /// Frames too long to read whole, dropped: without segmentation offload, longer than a
+    /// slot; with it, longer than the reader's buffer (a super-frame above 64 KB).
     pub oversize: AtomicU64,
 }
 
@@ -87,6 +105,7 @@ pub struct Iface {
     name: String,
     ifindex: i32,
     ring: RxRing,
+    offloads: Offloads,
     _claim: crate::claim::Claim,
     /// The socket's counters.
     pub counters: IfaceCounters,
@@ -121,9 +140,9 @@ fn setsockopt<T>(fd: &OwnedFd, level: i32, name: i32, value: &T) -> io::Result<(
 
 impl Iface {
     /// Attach to interface `name` of this namespace with a receive ring of `slots` frames
-    /// of up to `mtu` bytes (FCS included). Needs CAP_NET_RAW (and CAP_NET_ADMIN for
-    /// promiscuous mode).
-    pub fn open(name: &str, slots: u32, mtu: u32) -> io::Result<Iface> {
+    /// of up to `mtu` bytes (FCS included), offering the host behind it `offloads`. Needs
+    /// CAP_NET_RAW (and CAP_NET_ADMIN for promiscuous mode).
+    pub fn open(name: &str, slots: u32, mtu: u32, offloads: Offloads) -> io::Result<Iface> {
         let ifindex = if_index(name)?;
         let claim = crate::claim::claim(ifindex, name)?;
         // Protocol 0: nothing is queued until the ring exists and `bind` names the
@@ -139,6 +158,10 @@ impl Iface {
             &(libc::tpacket_versions::TPACKET_V2 as libc::c_int),
         )
         .map_err(ctx("TPACKET_V2"))?;
+        if offloads == Offloads::Segmentation {
+            // Before the ring: the kernel lays out its slots with the header in them.
+            accept_super_frames(&fd).map_err(ctx("virtio-net header"))?;
+        }
         let ring = map_ring(&fd, slots, mtu).map_err(ctx("receive ring"))?;
         setsockopt(
             &fd,
@@ -166,6 +189,7 @@ impl Iface {
             name: name.to_string(),
             ifindex,
             ring,
+            offloads,
             _claim: claim,
             counters: IfaceCounters::default(),
         })
@@ -179,6 +203,11 @@ impl Iface {
     /// Interface name it was opened with.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// What the socket offers the host behind the interface.
+    pub fn offloads(&self) -> Offloads {
+        self.offloads
     }
 
     /// Frames the receive ring holds.
@@ -210,9 +239,10 @@ impl Iface {
         Ok(())
     }
 
-    /// Take the next frame from the ring if the kernel has filled it: where it lies in
-    /// `buf` and whether its checksum is left to do; Ok(None) when the ring is empty.
-    /// Oversize frames are counted and skipped.
+    /// Take the next frame from the ring if the kernel has filled it (or, for a slot
+    /// marked `TP_STATUS_COPY`, from the socket's queue): where it lies in `buf` and what
+    /// its host left to do; Ok(None) when the ring is empty. Frames cut short are counted
+    /// and skipped.
     pub fn read_now(&self, buf: &mut [u8]) -> io::Result<Option<Received>> {
         loop {
             let i = self.ring.next.load(Ordering::Relaxed);
@@ -228,75 +258,123 @@ impl Iface {
             // the header is plain old data at the slot's start.
             let h: libc::tpacket2_hdr =
                 unsafe { std::ptr::read_volatile(slot as *const libc::tpacket2_hdr) };
-            let (mac, snap) = (h.tp_mac as usize, h.tp_snaplen as usize);
-            // Cut short by the slot (the kernel truncates what does not fit): counted, not
-            // forwarded.
-            let n = if h.tp_snaplen < h.tp_len || mac + snap > self.ring.slot {
-                self.counters.oversize.fetch_add(1, Ordering::Relaxed);
-                None
+            let taken = if st & libc::TP_STATUS_COPY != 0 {
+                self.take_copied(buf)
             } else {
-                // SAFETY: the frame lies inside the slot (checked above).
-                let frame = unsafe { std::slice::from_raw_parts(slot.add(mac), snap) };
-                self.copy_out(frame, &h, st, buf)
+                // SAFETY: the slot is ours until its status is handed back below.
+                unsafe { self.take_slot(slot, &h, st, buf) }
             };
             status.store(libc::TP_STATUS_KERNEL, Ordering::Release);
             self.ring
                 .next
                 .store((i + 1) % self.ring.slots, Ordering::Relaxed);
-            if let Some(len) = n {
-                let offload = match st & libc::TP_STATUS_CSUMNOTREADY {
-                    0 => Offload::None,
-                    _ => Offload::Checksum,
-                };
-                return Ok(Some(Received {
-                    at: 0,
-                    len,
-                    offload,
-                }));
+            if let Some((len, offload)) = taken? {
+                let (at, len) = put_back_tag(buf, len, &h, st);
+                return Ok(Some(Received { at, len, offload }));
             }
         }
     }
 
-    /// Copy `frame` into `buf`, putting back the VLAN tag the kernel took off. None if it
-    /// does not fit `buf`.
-    fn copy_out(
+    /// The frame in ring slot `slot` (header `h`, status `st`), copied to `buf` at
+    /// [`FRAME_AT`]: its length and what its host left to do; None if it was cut short.
+    ///
+    /// # Safety
+    /// `slot` is a slot of this ring that the kernel handed to the reader.
+    unsafe fn take_slot(
         &self,
-        frame: &[u8],
+        slot: *const u8,
         h: &libc::tpacket2_hdr,
         st: u32,
         buf: &mut [u8],
-    ) -> Option<usize> {
-        let tagged = st & libc::TP_STATUS_VLAN_VALID != 0 && frame.len() >= 12;
-        let n = frame.len() + if tagged { VLAN_TAG } else { 0 };
-        if n > buf.len() {
-            self.counters.oversize.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        if tagged {
-            let tpid = if st & libc::TP_STATUS_VLAN_TPID_VALID != 0 && h.tp_vlan_tpid != 0 {
-                h.tp_vlan_tpid
-            } else {
-                0x8100
+    ) -> io::Result<Option<(usize, Offload)>> {
+        let (mac, snap) = (h.tp_mac as usize, h.tp_snaplen as usize);
+        let header = match self.offloads {
+            Offloads::Segmentation => vnet::LEN,
+            Offloads::None => 0,
+        };
+        if h.tp_snaplen < h.tp_len || mac < header || mac + snap > self.ring.slot {
+            // Cut short by the slot: without the header, a frame longer than the MTU
+            // (segmentation offload on at the sender); with it, a super-frame the kernel
+            // could not queue whole (its receive queue was full).
+            match self.offloads {
+                Offloads::None => self.counters.oversize.fetch_add(1, Ordering::Relaxed),
+                Offloads::Segmentation => self.counters.ring_drops.fetch_add(1, Ordering::Relaxed),
             };
-            buf[..12].copy_from_slice(&frame[..12]);
-            buf[12..14].copy_from_slice(&tpid.to_be_bytes());
-            buf[14..16].copy_from_slice(&h.tp_vlan_tci.to_be_bytes());
-            buf[16..n].copy_from_slice(&frame[12..]);
-        } else {
-            buf[..n].copy_from_slice(frame);
+            return Ok(None);
         }
-        Some(n)
+        if FRAME_AT + snap > buf.len() {
+            self.counters.oversize.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
+        }
+        // SAFETY: the frame, and the virtio-net header right before it, lie inside the
+        // slot (checked above).
+        let frame = unsafe { std::slice::from_raw_parts(slot.add(mac - header), header + snap) };
+        buf[FRAME_AT..FRAME_AT + snap].copy_from_slice(&frame[header..]);
+        let offload = match self.offloads {
+            Offloads::Segmentation => {
+                let mut v = [0; vnet::LEN];
+                v.copy_from_slice(&frame[..vnet::LEN]);
+                vnet::offload(&v)
+            }
+            Offloads::None if st & libc::TP_STATUS_CSUMNOTREADY != 0 => Offload::Checksum,
+            Offloads::None => Offload::None,
+        };
+        Ok(Some((snap, offload)))
+    }
+
+    /// The super-frame a slot marked `TP_STATUS_COPY` stands for, taken whole from the
+    /// socket's receive queue into `buf` at [`FRAME_AT`], after its virtio-net header.
+    fn take_copied(&self, buf: &mut [u8]) -> io::Result<Option<(usize, Offload)>> {
+        let room = &mut buf[FRAME_AT - vnet::LEN..];
+        // SAFETY: `room` is writable for its length; MSG_TRUNC makes the call return the
+        // datagram's whole length even when it was longer than `room`.
+        let n = unsafe {
+            libc::recv(
+                self.fd.as_raw_fd(),
+                room.as_mut_ptr() as *mut libc::c_void,
+                room.len(),
+                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                // The kernel queues the frame before it hands the slot over: not expected.
+                io::ErrorKind::WouldBlock => {
+                    self.counters.ring_drops.fetch_add(1, Ordering::Relaxed);
+                    Ok(None)
+                }
+                _ => Err(e),
+            };
+        }
+        let n = n as usize;
+        if n > room.len() || n < vnet::LEN {
+            self.counters.oversize.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
+        }
+        let mut v = [0; vnet::LEN];
+        v.copy_from_slice(&room[..vnet::LEN]);
+        Ok(Some((n - vnet::LEN, vnet::offload(&v))))
     }
 
     /// Send one whole frame (no FCS).
     pub fn write(&self, frame: &[u8]) -> io::Result<usize> {
-        crate::packet::send_frame(self.fd.as_raw_fd(), frame)
+        crate::packet::send_frame(self.fd.as_raw_fd(), self.header(), frame)
     }
 
     /// Send whole frames (no FCS) in as few system calls as the kernel allows: how many
     /// were sent, and the error that stopped the rest.
     pub fn write_all(&self, frames: &[Vec<u8>]) -> (usize, Option<io::Error>) {
-        crate::packet::send_frames(self.fd.as_raw_fd(), frames)
+        crate::packet::send_frames(self.fd.as_raw_fd(), self.header(), frames)
+    }
+
+    /// What goes before every frame sent: the virtio-net header of a frame that leaves
+    /// nothing to do, when the socket speaks it.
+    fn header(&self) -> &'static [u8] {
+        match self.offloads {
+            Offloads::Segmentation => &vnet::COMPLETE,
+            Offloads::None => &[],
+        }
     }
 
     /// Fold the kernel's ring-drop count (reset by each read) into [`IfaceCounters`].
@@ -337,6 +415,46 @@ impl Iface {
     pub fn current_name(&self) -> io::Result<String> {
         crate::netdev::if_name(self.ifindex)
     }
+}
+
+/// Have packet socket `fd` speak the virtio-net header and queue a frame longer than a
+/// slot whole on its receive queue (of [`SUPER_FRAME_QUEUE_BYTES`]), marking its slot.
+fn accept_super_frames(fd: &OwnedFd) -> io::Result<()> {
+    setsockopt(
+        fd,
+        libc::SOL_PACKET,
+        libc::PACKET_VNET_HDR,
+        &1 as &libc::c_int,
+    )?;
+    setsockopt(
+        fd,
+        libc::SOL_PACKET,
+        libc::PACKET_COPY_THRESH,
+        &1 as &libc::c_int,
+    )?;
+    let bytes = SUPER_FRAME_QUEUE_BYTES as libc::c_int;
+    // Past the `rmem_max` sysctl with CAP_NET_ADMIN; without it, as much as it allows.
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &bytes)
+        .or_else(|_| setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &bytes))
+}
+
+/// Put back, in front of the EtherType, the VLAN tag the kernel took off the frame of
+/// `len` bytes at [`FRAME_AT`] in `buf` (reported in the slot's header `h` and status
+/// `st`): where the frame now starts, and its length.
+fn put_back_tag(buf: &mut [u8], len: usize, h: &libc::tpacket2_hdr, st: u32) -> (usize, usize) {
+    if st & libc::TP_STATUS_VLAN_VALID == 0 || len < 12 {
+        return (FRAME_AT, len);
+    }
+    let tpid = if st & libc::TP_STATUS_VLAN_TPID_VALID != 0 && h.tp_vlan_tpid != 0 {
+        h.tp_vlan_tpid
+    } else {
+        0x8100
+    };
+    let at = FRAME_AT - VLAN_TAG;
+    buf.copy_within(FRAME_AT..FRAME_AT + 12, at);
+    buf[at + 12..at + 14].copy_from_slice(&tpid.to_be_bytes());
+    buf[at + 14..at + 16].copy_from_slice(&h.tp_vlan_tci.to_be_bytes());
+    (at, len + VLAN_TAG)
 }
 
 /// Slot size for frames of up to `mtu` bytes: a power of two, so that slots tile a block.
@@ -386,6 +504,23 @@ fn map_ring(fd: &OwnedFd, slots: u32, mtu: u32) -> io::Result<RxRing> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lifted_vlan_tag_goes_back_in_front_of_the_ethertype() {
+        let mut buf = vec![0u8; 64];
+        let frame: Vec<u8> = (1..=20).collect();
+        buf[FRAME_AT..FRAME_AT + 20].copy_from_slice(&frame);
+        // SAFETY: tpacket2_hdr is plain old data; all-zero is valid.
+        let mut h: libc::tpacket2_hdr = unsafe { std::mem::zeroed() };
+        assert_eq!(put_back_tag(&mut buf, 20, &h, 0), (FRAME_AT, 20));
+        h.tp_vlan_tci = 0x6064; // PCP 3, VLAN 100
+        let (at, len) = put_back_tag(&mut buf, 20, &h, libc::TP_STATUS_VLAN_VALID);
+        assert_eq!(len, 24);
+        let out = &buf[at..at + len];
+        assert_eq!(&out[..12], &frame[..12]);
+        assert_eq!(&out[12..16], &[0x81, 0x00, 0x60, 0x64]);
+        assert_eq!(&out[16..], &frame[12..]);
+    }
 
     #[test]
     fn slots_hold_the_mtu_and_tile_pages() {

@@ -12,14 +12,15 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-/// Send one whole frame (no FCS) on the bound packet socket `fd`.
-pub(crate) fn send_frame(fd: i32, frame: &[u8]) -> io::Result<usize> {
-    // SAFETY: the pointer and length describe `frame`, valid for the call.
-    let n = unsafe { libc::send(fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
+/// Send one whole frame (no FCS) on the bound packet socket `fd`, after `header` (the
+/// virtio-net header a socket with `PACKET_VNET_HDR` expects first, or nothing): the
+/// frame's length sent.
+pub(crate) fn send_frame(fd: i32, header: &[u8], frame: &[u8]) -> io::Result<usize> {
+    let (sent, err) = send_frames(fd, header, std::slice::from_ref(&frame));
+    match (sent, err) {
+        (1, _) => Ok(frame.len()),
+        (_, Some(e)) => Err(e),
+        (_, None) => Err(io::Error::other("the frame was not sent")),
     }
 }
 
@@ -27,33 +28,40 @@ pub(crate) fn send_frame(fd: i32, frame: &[u8]) -> io::Result<usize> {
 /// `UIO_MAXIOV`).
 const SEND_BATCH: usize = 1024;
 
-/// Send `frames` (each whole, no FCS) on bound packet socket `fd`, as few system calls as
-/// `sendmmsg` allows: how many were sent, and the error that stopped the rest (the frame
-/// after those sent is the one that failed).
-pub(crate) fn send_frames(fd: i32, frames: &[Vec<u8>]) -> (usize, Option<io::Error>) {
+/// Send `frames` (each whole, no FCS, after `header` as in [`send_frame`]) on bound
+/// packet socket `fd`, as few system calls as `sendmmsg` allows: how many were sent, and
+/// the error that stopped the rest (the frame after those sent is the one that failed).
+pub(crate) fn send_frames<F: AsRef<[u8]>>(
+    fd: i32,
+    header: &[u8],
+    frames: &[F],
+) -> (usize, Option<io::Error>) {
+    let iov = |b: &[u8]| libc::iovec {
+        iov_base: b.as_ptr() as *mut libc::c_void,
+        iov_len: b.len(),
+    };
+    let parts = if header.is_empty() { 1 } else { 2 };
     let mut sent = 0;
     while sent < frames.len() {
         let chunk = &frames[sent..frames.len().min(sent + SEND_BATCH)];
+        // Each frame's pieces side by side: [header, frame] or [frame].
         let mut iovs: Vec<libc::iovec> = chunk
             .iter()
-            .map(|f| libc::iovec {
-                iov_base: f.as_ptr() as *mut libc::c_void,
-                iov_len: f.len(),
-            })
+            .flat_map(|f| [iov(header), iov(f.as_ref())].into_iter().skip(2 - parts))
             .collect();
-        let mut msgs: Vec<libc::mmsghdr> = iovs
-            .iter_mut()
-            .map(|iov| {
+        let msgs_iovs = iovs.chunks_exact_mut(parts);
+        let mut msgs: Vec<libc::mmsghdr> = msgs_iovs
+            .map(|pieces| {
                 // SAFETY: mmsghdr is plain old data; all-zero is valid (no address, no
                 // control data).
                 let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_iov = iov as *mut libc::iovec;
-                m.msg_hdr.msg_iovlen = 1;
+                m.msg_hdr.msg_iov = pieces.as_mut_ptr();
+                m.msg_hdr.msg_iovlen = parts;
                 m
             })
             .collect();
-        // SAFETY: `msgs` holds `msgs.len()` headers, each pointing at one iovec of `iovs`
-        // that describes a frame of `chunk`; all outlive the call.
+        // SAFETY: `msgs` holds `msgs.len()` headers, each pointing at `parts` iovecs of
+        // `iovs` that describe `header` and a frame of `chunk`; all outlive the call.
         let n = unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), msgs.len() as u32, 0) };
         if n < 0 {
             let e = io::Error::last_os_error();
@@ -127,7 +135,7 @@ impl PacketSocket {
 
     /// Send one whole frame (no FCS).
     pub fn send(&self, frame: &[u8]) -> io::Result<usize> {
-        send_frame(self.fd.as_raw_fd(), frame)
+        send_frame(self.fd.as_raw_fd(), &[], frame)
     }
 
     /// Receive one frame, waiting at most `timeout` (zero: do not wait); Ok(None) when

@@ -308,9 +308,8 @@ impl Lab {
     }
 
     /// Namespace i with TAP i moved in (or the host end of veth pair i, whose other end is
-    /// the switch's `eth(i+1)`), addressed 198.18.0.(i+1)/24, IPv6 off. A veth host's
-    /// segmentation offload is off (the switch forwards frames, not 64 KB segments); its
-    /// checksum offload stays on, as a container's is.
+    /// the switch's `eth(i+1)`), addressed 198.18.0.(i+1)/24, IPv6 off. Offloads stay as
+    /// Linux sets them (checksum and segmentation on), as a container's are.
     pub fn add_host(&mut self, i: usize) {
         let link = match self.veth {
             true => HostLink::Veth {
@@ -322,10 +321,6 @@ impl Lab {
         self.net
             .add_host(i, &link)
             .unwrap_or_else(|e| panic!("{e}"));
-        if self.veth {
-            NetLab::set_offloads(&self.ns(i), &self.tap(i), false)
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
     }
 
     /// Set host `i`'s side of its TAP `up` or `down`, as the host would.

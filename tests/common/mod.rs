@@ -3,6 +3,7 @@
 
 pub mod lab;
 pub mod ledger;
+pub mod offload;
 pub mod procs;
 pub mod sonic;
 

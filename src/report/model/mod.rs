@@ -478,11 +478,11 @@ pub struct TapReport {
     /// Frames hosts sent into full rings: a TAP's (the kernel's `tx_dropped` on the
     /// host's side) or an interface socket's receive ring.
     pub kernel_ring_drops: u64,
-    /// Frames read from interfaces that were longer than a ring slot (segmentation
-    /// offload on at the sender), dropped.
+    /// Frames from interfaces too long to read whole (super-frames over 64 KB: a host
+    /// that raised its `gso_max_size`), dropped.
     pub oversize_frames: u64,
-    /// Super-frames read from TAPs (a host's segmentation offload) and cut into the
-    /// frames a NIC would send: each is one of `read_frames`.
+    /// Super-frames read from TAPs and interfaces (a host's segmentation offload) and cut
+    /// into the frames a NIC would send: each is one of `read_frames`.
     pub segmented_frames: u64,
     /// The frames they were cut into, each a frame a switch port received.
     pub segments: u64,
@@ -560,10 +560,10 @@ pub struct TapPortReport {
     pub write_errors: u64,
     /// Frames dropped on a full writer queue.
     pub write_overruns: u64,
-    /// Frames longer than the receive ring's slots (interfaces only), dropped.
+    /// Frames from an interface too long to read whole (super-frames over 64 KB), dropped.
     pub oversize_frames: u64,
     /// Super-frames read (a host's segmentation offload: one read of up to 64 KB) and cut
-    /// into the frames a NIC would send (TAPs only): each is one of `read_frames`.
+    /// into the frames a NIC would send: each is one of `read_frames`.
     pub segmented_frames: u64,
     /// The frames they were cut into: the switch port received `read_frames` −
     /// `segmented_frames` + `segments` − `ordered_set_frames_read` frames.
