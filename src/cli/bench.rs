@@ -32,12 +32,15 @@ enum Which {
     /// (whole-program and profile-guided optimization, about a quarter fewer instructions
     /// than `cargo build --release`; BENCHMARKS.md).
     Sim(SimArgs),
-    /// iperf3 TCP and a 64-byte UDP flood through `lossless tap`, a Linux bridge and a plain
-    /// TAP copy loop, in one run, with the ratios (root; needs iperf3).
+    /// iperf3 TCP, a 64-byte UDP flood and ping through `lossless tap` (on TAPs and on
+    /// veths), a plain TAP copy loop and a Linux bridge, in one run, with the ratios (root;
+    /// needs iperf3).
     ///
     /// Sets up its own network namespaces (198.18.0.0/15 addresses only) and removes them
-    /// whatever happens. The switch runs unshaped at 100G with no pipeline latency; the
-    /// bridge and the veths have offloads off, as the TAP path has none.
+    /// whatever happens. The switch runs unshaped at 100G with no pipeline latency. TCP is
+    /// measured twice: with every host's segmentation and receive offloads off (wire
+    /// frames everywhere), and on (Linux's defaults: 64 KB super-frames, which the switch
+    /// cuts and the copy loop and the bridge pass whole).
     Tap(TapArgs),
 }
 
