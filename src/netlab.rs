@@ -248,6 +248,14 @@ impl NetLab {
         Ok(())
     }
 
+    /// Name `ns` the network namespace of process `pid` (a container's), as `ip netns`
+    /// sees it; the name goes with the lab, the namespace with its process.
+    pub fn attach_namespace(&mut self, ns: &str, pid: &str) -> Result<(), String> {
+        sh(&["ip", "netns", "attach", ns, pid])?;
+        self.namespaces.push(ns.to_string());
+        Ok(())
+    }
+
     /// Delete namespace `ns` now (a host that goes away, and its interfaces with it).
     pub fn delete_namespace(&mut self, ns: &str) -> Result<(), String> {
         sh(&["ip", "netns", "del", ns])?;

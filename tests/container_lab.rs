@@ -1,8 +1,8 @@
 //! The container image wired as containerlab wires a node, without containerlab: the image
 //! built with podman (scripts/container-image.sh, nothing fetched), started with
-//! `--network none`, then veth pairs made with one end moved into the container's network
-//! namespace as `eth1`, `eth2` (what containerlab does) and the other into a host
-//! namespace each. Ping, iperf3 and an injected PFC frame cross it; its counters are read
+//! `--network none`, then veth pairs made with one end in the container's network
+//! namespace as `eth1`, `eth2` (what containerlab does) and the other in a host namespace
+//! each (the TAP tests' harness, `lossless::netlab`). Ping, iperf3 and an injected PFC frame cross it; its counters are read
 //! live (inside its namespace) and must equal the report it writes when stopped.
 //!
 //! Addresses are in 198.18.0.0/15; the guard removes the container, the image and the
@@ -12,6 +12,7 @@
 mod common;
 
 use common::lab::{loss_percent, must, sh};
+use lossless::netlab::{HostLink, NetLab};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -40,14 +41,17 @@ fn missing() -> Option<String> {
     None
 }
 
-/// A container of the image with its hosts; removes all of it on drop.
+/// A container of the image with its hosts; removes all of it on drop (the container and
+/// the image here, then the hosts' namespaces and the container's name for its own with
+/// `net`).
 struct Node {
-    tag: String,
     dir: PathBuf,
     conf: PathBuf,
     image: String,
     container: String,
-    namespaces: Vec<String>,
+    /// The hosts, host `i - 1` on the container's `eth{i}`; the container's namespace is
+    /// [`NetLab::switch_ns`] once it runs.
+    net: NetLab,
 }
 
 impl Node {
@@ -87,57 +91,39 @@ impl Node {
 
     /// Run `args` inside the container's network namespace (tools of this machine).
     fn in_node(&self, args: &[&str]) -> std::process::Output {
-        let pid = self.pid();
-        let mut full = vec!["nsenter", "-t", &pid, "-n"];
+        let mut full = vec!["ip", "netns", "exec"];
+        let ns = self.net.switch_ns();
+        full.push(&ns);
         full.extend_from_slice(args);
         sh(&full)
     }
 
-    fn host_ns(&self, i: usize) -> String {
-        format!("lossless-{}-h{i}", self.tag)
-    }
-
+    /// Run `args` in the namespace of the host on the container's `eth{i}`.
     fn in_host(&self, i: usize, args: &[&str]) -> std::process::Output {
-        let ns = self.host_ns(i);
-        let mut full = vec!["ip", "netns", "exec", &ns];
-        full.extend_from_slice(args);
-        sh(&full)
+        self.net
+            .output(i - 1, args)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Link `eth{i}` of the container to host `i` (198.18.0.i/24), as containerlab does:
-    /// a veth pair, one end moved into the container's namespace and renamed.
+    /// Give the running container's namespace a name, as `ip netns` sees it, so that hosts
+    /// can be linked to it.
+    fn name_namespace(&mut self) {
+        let (ns, pid) = (self.net.switch_ns(), self.pid());
+        self.net
+            .attach_namespace(&ns, &pid)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Link `eth{i}` of the container to a host of its own (198.18.0.i/24), as
+    /// containerlab does: a veth pair with one end in the container's namespace, `eth{i}`.
     fn link(&mut self, i: usize) {
-        let pid = self.pid();
-        let (node_end, host_end) = (format!("{}c{i}", self.tag), format!("{}h{i}", self.tag));
-        let ns = self.host_ns(i);
-        must(&["ip", "netns", "add", &ns]);
-        self.namespaces.push(ns.clone());
-        must(&[
-            "ip", "link", "add", &node_end, "netns", &pid, "type", "veth", "peer", "name",
-            &host_end, "netns", &ns,
-        ]);
-        let eth = format!("eth{i}");
-        must(&[
-            "nsenter", "-t", &pid, "-n", "ip", "link", "set", &node_end, "name", &eth,
-        ]);
-        must(&["nsenter", "-t", &pid, "-n", "ip", "link", "set", &eth, "up"]);
-        for cmd in [
-            vec!["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
-            vec!["ip", "link", "set", "lo", "up"],
-            vec![
-                "ip",
-                "addr",
-                "add",
-                &format!("198.18.0.{i}/24"),
-                "dev",
-                &host_end,
-            ],
-            vec!["ip", "link", "set", &host_end, "up"],
-        ] {
-            let mut full = vec!["ip", "netns", "exec", &ns];
-            full.extend(cmd);
-            must(&full);
-        }
+        let link = HostLink::Veth {
+            ns: self.net.switch_ns(),
+            peer: format!("eth{i}"),
+        };
+        self.net
+            .add_host(i - 1, &link)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
@@ -145,9 +131,6 @@ impl Drop for Node {
     fn drop(&mut self) {
         let _ = self.podman(&["rm", "-f", "-t", "2", &self.container]);
         let _ = self.podman(&["rmi", "-f", &self.image]);
-        for ns in &self.namespaces {
-            let _ = sh(&["ip", "netns", "del", ns]);
-        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -197,40 +180,11 @@ fn write_switch(dir: &std::path::Path) {
     .unwrap();
 }
 
-/// iperf3 TCP from host 1 to host 2 across the node, Gbit/s received.
-fn iperf3_across(node: &Node) -> f64 {
-    let srv = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &node.host_ns(2),
-            "iperf3",
-            "-s",
-            "-1",
-            "-B",
-            "198.18.0.2",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut srv = common::procs::Reaper(Some(srv));
-    std::thread::sleep(Duration::from_millis(300));
-    let c = node.in_host(1, &["iperf3", "-c", "198.18.0.2", "-t", "2", "-J"]);
-    let v: Value = serde_json::from_slice(&c.stdout)
-        .unwrap_or_else(|_| panic!("iperf3: {}", String::from_utf8_lossy(&c.stderr)));
-    let gbps = v["end"]["sum_received"]["bits_per_second"]
-        .as_f64()
-        .unwrap()
-        / 1e9;
-    srv.wait(Duration::from_secs(10));
-    gbps
-}
-
 /// Build the image, write the node's switch file and start the container with no network,
 /// as containerlab starts a node before it plugs the links in.
 fn start_node() -> Node {
-    let tag = format!("k{}", std::process::id() % 100_000);
+    let net = NetLab::new("k");
+    let tag = net.tag().to_string();
     let dir = std::env::temp_dir().join(format!("lossless-container-{tag}"));
     std::fs::create_dir_all(dir.join("cfg")).unwrap();
     std::fs::create_dir_all(dir.join("out")).unwrap();
@@ -240,13 +194,12 @@ fn start_node() -> Node {
         "[containers]\ndefault_ulimits = []\n[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n",
     )
     .unwrap();
-    let node = Node {
+    let mut node = Node {
         image: format!("localhost/lossless-test:{tag}"),
         container: format!("lossless-test-{tag}"),
-        tag,
         dir: dir.clone(),
         conf: conf.clone(),
-        namespaces: Vec::new(),
+        net,
     };
     build_image(&node);
     write_switch(&dir);
@@ -278,6 +231,7 @@ fn start_node() -> Node {
         "--json",
         "/out/report.json",
     ]);
+    node.name_namespace();
     node
 }
 
@@ -302,17 +256,14 @@ fn the_image_serves_veths_plugged_in_as_containerlab_plugs_them() {
     wait_for("serving", Duration::from_secs(20), || {
         node.logs().contains("serving iface eth1, iface eth2")
     });
-    let ping = node.in_host(
-        1,
-        &["ping", "-c", "50", "-i", "0.01", "-W", "1", "198.18.0.2"],
-    );
-    assert_eq!(loss_percent(&ping), 0.0, "{}", node.logs());
-    let gbps = iperf3_across(&node);
+    let ping = node.net.ping(0, 1, 50, "0.01").unwrap();
+    assert_eq!(ping.loss_percent, 0.0, "{}", node.logs());
+    let gbps = node.net.iperf3_tcp(0, 1, 5201, 2, &[]).unwrap();
     eprintln!("iperf3 TCP through the container's 1G ports: {gbps:.3} Gbit/s");
     assert!(gbps > 0.5, "{gbps} Gbit/s");
     // A PFC frame from host 1 is counted on eth1 (Ethernet0), priority 3.
     let bin = env!("CARGO_BIN_EXE_lossless");
-    let h1 = format!("{}h1", node.tag);
+    let h1 = node.net.dev(0);
     let o = node.in_host(
         1,
         &[
