@@ -1,28 +1,46 @@
 #!/usr/bin/env python3
 """Write a 3-tier fat tree of K-port switches as a lossless scenario (issue 21's bench).
 
-    scripts/fat-tree.py K [--duration 10ms] > configs/bench/fat-tree-kK.yaml
+    scripts/fat-tree.py K [--duration 10ms] [--permutation shift|random] [--seed N]
+                          [--host-delay T] [--rc] > configs/bench/fat-tree-kK.yaml
 
 K pods of K/2 edge and K/2 aggregation switches, (K/2)^2 core switches, K^3/4 hosts at
-100G with 1518-byte frames; every link has `delay: 1us`, every switch `pipeline_latency:
-0`, routes go up by hash ECMP and down by prefix. Host h sends one greedy UDP flow to host
-(h + K^3/8) mod K^3/4 (a permutation across pods) on the lossless priority (DSCP 3).
+100G with 1518-byte frames; every switch-to-switch link has `delay: 1us` (with
+--host-delay T, every host's cable is a fixed delay T too, as htsim's hop latency is),
+every switch `pipeline_latency: 0`, routes go up by hash ECMP and down by prefix. Each
+host sends one greedy flow on the lossless priority (DSCP 3): to host (h + K^3/8) mod
+K^3/4 (--permutation shift, the default: a permutation across pods), or to the host a
+random derangement drawn from --seed (default 1) gives it (--permutation random). Flows
+are open-loop RoCEv2 (no ACKs), or with --rc RC queue pairs acknowledging every packet
+(`ack_every: 1`, as htsim's RoCE sink does).
 """
+import random
 import sys
 
 def main():
     args = sys.argv[1:]
     if not args or not args[0].isdigit() or int(args[0]) % 2:
-        sys.exit("usage: fat-tree.py K (even) [--duration T]")
+        sys.exit("usage: fat-tree.py K (even) [--duration T] [--permutation shift|random] "
+                 "[--seed N] [--host-delay T] [--rc]")
     k = int(args[0])
-    duration = args[args.index("--duration") + 1] if "--duration" in args else "10ms"
+    opt = lambda name, default: args[args.index(name) + 1] if name in args else default
+    duration = opt("--duration", "10ms")
+    permutation = opt("--permutation", "shift")
+    if permutation not in ("shift", "random"):
+        sys.exit(f"--permutation {permutation}: shift or random")
+    seed = int(opt("--seed", "1"))
+    host_delay = opt("--host-delay", None)
+    rc = "--rc" in args
     half = k // 2
     hosts = k ** 3 // 4
-    out = [f"# fat-tree-k{k}: written by scripts/fat-tree.py {k} --duration {duration}",
+    written = " ".join(["scripts/fat-tree.py"] + args)
+    out = [f"# fat-tree-k{k}: written by {written}",
            f"name: fat-tree-k{k}", "seed: 1", f"duration: {duration}", "switches:"]
-    def switch(name, routes, up=None):
+    def switch(name, routes, up=None, hosts_below=False):
         out.append(f"  - name: {name}")
-        out.append(f"    ports: {{count: {k}, speed: 100G, mtu: 1518}}")
+        # An edge switch's uplinks take their links' delay; its host ports keep this one.
+        cable = f", delay: {host_delay}" if hosts_below and host_delay else ""
+        out.append(f"    ports: {{count: {k}, speed: 100G, mtu: 1518{cable}}}")
         out.append("    pipeline_latency: 0ns")
         out.append("    forwarding:")
         out.append("      mode: l3")
@@ -36,7 +54,7 @@ def main():
     # Edge e of pod p: ports 0..half-1 hosts, half..k-1 aggregation; subnet 198.18.(p*k+e).0/24.
     for p in range(k):
         for e in range(half):
-            switch(f"e{p}_{e}", [("0.0.0.0/0", "group: up")], up)
+            switch(f"e{p}_{e}", [("0.0.0.0/0", "group: up")], up, hosts_below=True)
         for a in range(half):
             down = [(f"198.18.{p * k + e}.0/24", f"port: Ethernet{e}") for e in range(half)]
             switch(f"a{p}_{a}", down + [("0.0.0.0/0", "group: up")], up)
@@ -58,9 +76,18 @@ def main():
                 n = f"h{p}_{e}_{h}"
                 names.append(n)
                 out.append(f"  - {{name: {n}, attach: 'e{p}_{e}:Ethernet{h}', ip: 198.18.{p * k + e}.{h + 1}}}")
+    if permutation == "shift":
+        dst = [(i + hosts // 2) % hosts for i in range(hosts)]
+    else:
+        # A random derangement: every host receives one flow, none from itself.
+        rng = random.Random(seed)
+        dst = list(range(hosts))
+        while any(d == i for i, d in enumerate(dst)):
+            rng.shuffle(dst)
+    transport = ", transport: rc, rc: {ack_every: 1}" if rc else ""
     out.append("flows:")
     for i, n in enumerate(names):
-        out.append(f"  - {{src: {n}, dst: {names[(i + hosts // 2) % hosts]}, protocol: rocev2, dscp: 3, frame: 1518B}}")
+        out.append(f"  - {{src: {n}, dst: {names[dst[i]]}, protocol: rocev2, dscp: 3, frame: 1518B{transport}}}")
     print("\n".join(out))
 
 main()
