@@ -38,18 +38,24 @@ fn the_generator_writes_the_shipped_fat_trees() {
     }
 }
 
-#[test]
-fn a_random_permutation_with_1us_host_cables_and_rc_flows_loads() {
-    let text = generate(&[
+/// The K=4 fat tree with a random permutation drawn from `seed`, 1 µs host cables and RC
+/// flows.
+fn random_k4(seed: &str) -> String {
+    generate(&[
         "4",
         "--permutation",
         "random",
         "--seed",
-        "3",
+        seed,
         "--host-delay",
         "1us",
         "--rc",
-    ]);
+    ])
+}
+
+#[test]
+fn a_random_permutation_with_1us_host_cables_and_rc_flows_loads() {
+    let text = random_k4("3");
     let file = common::tmp("fat-tree-k4-random.yaml");
     std::fs::write(&file, &text).unwrap();
     let loaded = lossless::config::load(&file).unwrap_or_else(|e| panic!("{e}"));
@@ -81,26 +87,6 @@ fn a_random_permutation_with_1us_host_cables_and_rc_flows_loads() {
         "the 8 edge switches"
     );
     // The seed decides the permutation, and the same seed gives the same file.
-    let again = generate(&[
-        "4",
-        "--permutation",
-        "random",
-        "--seed",
-        "3",
-        "--host-delay",
-        "1us",
-        "--rc",
-    ]);
-    assert_eq!(text, again);
-    let other = generate(&[
-        "4",
-        "--permutation",
-        "random",
-        "--seed",
-        "4",
-        "--host-delay",
-        "1us",
-        "--rc",
-    ]);
-    assert_ne!(text, other);
+    assert_eq!(text, random_k4("3"));
+    assert_ne!(text, random_k4("4"));
 }
