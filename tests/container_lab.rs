@@ -12,7 +12,7 @@
 mod common;
 
 use common::lab::{loss_percent, must, sh};
-use lossless::netlab::{HostLink, NetLab};
+use lossless::netlab::{self, HostLink, NetLab};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -91,11 +91,7 @@ impl Node {
 
     /// Run `args` inside the container's network namespace (tools of this machine).
     fn in_node(&self, args: &[&str]) -> std::process::Output {
-        let mut full = vec!["ip", "netns", "exec"];
-        let ns = self.net.switch_ns();
-        full.push(&ns);
-        full.extend_from_slice(args);
-        sh(&full)
+        netlab::output_in(&self.net.switch_ns(), args).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Run `args` in the namespace of the host on the container's `eth{i}`.

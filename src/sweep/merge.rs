@@ -137,37 +137,36 @@ mod tests {
         assert_eq!(merge(vec![("w".into(), whole.clone())]).unwrap(), whole);
     }
 
+    /// The error merging `parts` (named files and their shares) gives.
+    fn merge_error(parts: Vec<(&str, SweepReport)>) -> String {
+        let named = parts.into_iter().map(|(n, r)| (n.to_string(), r)).collect();
+        merge(named).unwrap_err()
+    }
+
     #[test]
     fn missing_overlapping_and_foreign_shares_are_named() {
-        let e = merge(vec![
-            ("a".into(), share(0, 3, &VALUES)),
-            ("c".into(), share(2, 3, &VALUES)),
-        ])
-        .unwrap_err();
+        let e = merge_error(vec![
+            ("a", share(0, 3, &VALUES)),
+            ("c", share(2, 3, &VALUES)),
+        ]);
         assert!(e.contains("seed=2 (share 1/3), 5 (share 1/3)"), "{e}");
-        let e = merge(vec![
-            ("a".into(), share(0, 2, &VALUES)),
-            ("b".into(), share(0, 2, &VALUES)),
-        ])
-        .unwrap_err();
+        let e = merge_error(vec![
+            ("a", share(0, 2, &VALUES)),
+            ("b", share(0, 2, &VALUES)),
+        ]);
         assert!(e.contains("b and a both ran seed=1"), "{e}");
         let mut other = share(1, 2, &VALUES);
         other.key = "links.0.cable".into();
-        let e = merge(vec![
-            ("a".into(), share(0, 2, &VALUES)),
-            ("o".into(), other),
-        ])
-        .unwrap_err();
+        let e = merge_error(vec![("a", share(0, 2, &VALUES)), ("o", other)]);
         assert!(e.contains("o is a share of another sweep than a"), "{e}");
-        let e = merge(vec![
-            ("a".into(), share(0, 2, &VALUES)),
-            ("t".into(), share(1, 3, &VALUES)),
-        ])
-        .unwrap_err();
+        let e = merge_error(vec![
+            ("a", share(0, 2, &VALUES)),
+            ("t", share(1, 3, &VALUES)),
+        ]);
         assert!(e.contains("one of 3 shares and a one of 2"), "{e}");
         let mut moved = share(1, 2, &VALUES);
         moved.rows[0].index = 0;
-        let e = merge(vec![("m".into(), moved)]).unwrap_err();
+        let e = merge_error(vec![("m", moved)]);
         assert!(e.contains("m: its row for `2`"), "{e}");
         assert!(merge(Vec::new()).is_err());
     }

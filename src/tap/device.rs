@@ -53,12 +53,7 @@ impl Device {
                 // counted by the kernel and perhaps read, never read and not counted (a
                 // switch at the other end of a link sends from the start).
                 let base = iface_counters(name).unwrap_or_default();
-                let i = Iface::open(
-                    name,
-                    cable::RING_FRAMES,
-                    mtu + extra,
-                    Offloads::Segmentation,
-                )?;
+                let i = Iface::open(name, cable::RING_FRAMES, mtu + extra)?;
                 Ok(Device::Iface(i, base))
             }
         }

@@ -13,14 +13,14 @@
 //!
 //! The kernel takes a VLAN tag off a frame before a packet socket sees it and reports it
 //! beside the frame; [`Iface::read_now`] puts it back, so PCP classification sees the frame
-//! as it was on the wire. A frame whose transport checksum the sender left to offload
-//! (`TP_STATUS_CSUMNOTREADY`, the default on a veth) is read as such
-//! ([`Offload::Checksum`]): the reader completes it before the switch sees it, as it does
-//! a TAP's, or the receiving host would drop it.
+//! as it was on the wire.
 //!
-//! With [`Offloads::Segmentation`] the socket speaks the virtio-net header
-//! (`PACKET_VNET_HDR`), as a TAP does: a host may leave segmentation offload on and hand
-//! over 64 KB TCP or UDP super-frames, which the reader cuts into wire frames. A slot holds
+//! The socket speaks the virtio-net header (`PACKET_VNET_HDR`), as a TAP opened with
+//! [`crate::tap::Offloads::Segmentation`] does: each frame comes with what its host left
+//! to its NIC. A checksum left to offload (the default on a veth) is read as
+//! [`Offload::Checksum`]: the reader completes it before the switch sees it, or the
+//! receiving host would drop it. A host may leave segmentation offload on and hand over
+//! 64 KB TCP or UDP super-frames, which the reader cuts into wire frames. A slot holds
 //! one wire frame; the kernel puts a longer frame, whole, on the socket's own receive queue
 //! and marks its slot `TP_STATUS_COPY` (`PACKET_COPY_THRESH`), so the reader takes it from
 //! there when it reaches that slot, in order. That queue is bounded in bytes
@@ -28,7 +28,7 @@
 //! kernel and counted with the ring's drops: the host sent faster than the switch read.
 
 use crate::netdev::if_index;
-use crate::received::{Offloads, Received};
+use crate::received::Received;
 use crate::vnet;
 use lossless_pipeline::wire::gso::Offload;
 use std::io;
@@ -56,8 +56,8 @@ pub struct IfaceCounters {
     /// super-frame found the socket's receive queue full (the host sent faster than the
     /// switch read).
     pub ring_drops: AtomicU64,
-    /// Frames too long to read whole, dropped: without segmentation offload, longer than a
-    /// slot; with it, longer than the reader's buffer (a super-frame above 64 KB).
+    /// Frames too long to read whole (a super-frame above 64 KB: longer than the reader's
+    /// buffer), dropped.
     pub oversize: AtomicU64,
 }
 
@@ -105,7 +105,6 @@ pub struct Iface {
     name: String,
     ifindex: i32,
     ring: RxRing,
-    offloads: Offloads,
     _claim: crate::claim::Claim,
     /// The socket's counters.
     pub counters: IfaceCounters,
@@ -140,9 +139,9 @@ fn setsockopt<T>(fd: &OwnedFd, level: i32, name: i32, value: &T) -> io::Result<(
 
 impl Iface {
     /// Attach to interface `name` of this namespace with a receive ring of `slots` frames
-    /// of up to `mtu` bytes (FCS included), offering the host behind it `offloads`. Needs
-    /// CAP_NET_RAW (and CAP_NET_ADMIN for promiscuous mode).
-    pub fn open(name: &str, slots: u32, mtu: u32, offloads: Offloads) -> io::Result<Iface> {
+    /// of up to `mtu` bytes (FCS included), offering the host behind it checksum and
+    /// segmentation offload. Needs CAP_NET_RAW (and CAP_NET_ADMIN for promiscuous mode).
+    pub fn open(name: &str, slots: u32, mtu: u32) -> io::Result<Iface> {
         let ifindex = if_index(name)?;
         let claim = crate::claim::claim(ifindex, name)?;
         // Protocol 0: nothing is queued until the ring exists and `bind` names the
@@ -158,10 +157,8 @@ impl Iface {
             &(libc::tpacket_versions::TPACKET_V2 as libc::c_int),
         )
         .map_err(ctx("TPACKET_V2"))?;
-        if offloads == Offloads::Segmentation {
-            // Before the ring: the kernel lays out its slots with the header in them.
-            accept_super_frames(&fd).map_err(ctx("virtio-net header"))?;
-        }
+        // Before the ring: the kernel lays out its slots with the header in them.
+        accept_super_frames(&fd).map_err(ctx("virtio-net header"))?;
         let ring = map_ring(&fd, slots, mtu).map_err(ctx("receive ring"))?;
         setsockopt(
             &fd,
@@ -189,7 +186,6 @@ impl Iface {
             name: name.to_string(),
             ifindex,
             ring,
-            offloads,
             _claim: claim,
             counters: IfaceCounters::default(),
         })
@@ -203,11 +199,6 @@ impl Iface {
     /// Interface name it was opened with.
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// What the socket offers the host behind the interface.
-    pub fn offloads(&self) -> Offloads {
-        self.offloads
     }
 
     /// Frames the receive ring holds.
@@ -262,7 +253,7 @@ impl Iface {
                 self.take_copied(buf)
             } else {
                 // SAFETY: the slot is ours until its status is handed back below.
-                unsafe { self.take_slot(slot, &h, st, buf) }
+                Ok(unsafe { self.take_slot(slot, &h, buf) })
             };
             status.store(libc::TP_STATUS_KERNEL, Ordering::Release);
             self.ring
@@ -275,7 +266,7 @@ impl Iface {
         }
     }
 
-    /// The frame in ring slot `slot` (header `h`, status `st`), copied to `buf` at
+    /// The frame in ring slot `slot` (header `h`), copied to `buf` at
     /// [`FRAME_AT`]: its length and what its host left to do; None if it was cut short.
     ///
     /// # Safety
@@ -284,42 +275,27 @@ impl Iface {
         &self,
         slot: *const u8,
         h: &libc::tpacket2_hdr,
-        st: u32,
         buf: &mut [u8],
-    ) -> io::Result<Option<(usize, Offload)>> {
+    ) -> Option<(usize, Offload)> {
         let (mac, snap) = (h.tp_mac as usize, h.tp_snaplen as usize);
-        let header = match self.offloads {
-            Offloads::Segmentation => vnet::LEN,
-            Offloads::None => 0,
-        };
-        if h.tp_snaplen < h.tp_len || mac < header || mac + snap > self.ring.slot {
-            // Cut short by the slot: without the header, a frame longer than the MTU
-            // (segmentation offload on at the sender); with it, a super-frame the kernel
-            // could not queue whole (its receive queue was full).
-            match self.offloads {
-                Offloads::None => self.counters.oversize.fetch_add(1, Ordering::Relaxed),
-                Offloads::Segmentation => self.counters.ring_drops.fetch_add(1, Ordering::Relaxed),
-            };
-            return Ok(None);
+        if h.tp_snaplen < h.tp_len || mac < vnet::LEN || mac + snap > self.ring.slot {
+            // Cut short by the slot: a super-frame the kernel could not queue whole (its
+            // receive queue was full).
+            self.counters.ring_drops.fetch_add(1, Ordering::Relaxed);
+            return None;
         }
         if FRAME_AT + snap > buf.len() {
             self.counters.oversize.fetch_add(1, Ordering::Relaxed);
-            return Ok(None);
+            return None;
         }
         // SAFETY: the frame, and the virtio-net header right before it, lie inside the
         // slot (checked above).
-        let frame = unsafe { std::slice::from_raw_parts(slot.add(mac - header), header + snap) };
-        buf[FRAME_AT..FRAME_AT + snap].copy_from_slice(&frame[header..]);
-        let offload = match self.offloads {
-            Offloads::Segmentation => {
-                let mut v = [0; vnet::LEN];
-                v.copy_from_slice(&frame[..vnet::LEN]);
-                vnet::offload(&v)
-            }
-            Offloads::None if st & libc::TP_STATUS_CSUMNOTREADY != 0 => Offload::Checksum,
-            Offloads::None => Offload::None,
-        };
-        Ok(Some((snap, offload)))
+        let frame =
+            unsafe { std::slice::from_raw_parts(slot.add(mac - vnet::LEN), vnet::LEN + snap) };
+        buf[FRAME_AT..FRAME_AT + snap].copy_from_slice(&frame[vnet::LEN..]);
+        let mut v = [0; vnet::LEN];
+        v.copy_from_slice(&frame[..vnet::LEN]);
+        Some((snap, vnet::offload(&v)))
     }
 
     /// The super-frame a slot marked `TP_STATUS_COPY` stands for, taken whole from the
@@ -359,22 +335,13 @@ impl Iface {
 
     /// Send one whole frame (no FCS).
     pub fn write(&self, frame: &[u8]) -> io::Result<usize> {
-        crate::packet::send_frame(self.fd.as_raw_fd(), self.header(), frame)
+        crate::packet::send_frame(self.fd.as_raw_fd(), &vnet::COMPLETE, frame)
     }
 
     /// Send whole frames (no FCS) in as few system calls as the kernel allows: how many
     /// were sent, and the error that stopped the rest.
     pub fn write_all(&self, frames: &[Vec<u8>]) -> (usize, Option<io::Error>) {
-        crate::packet::send_frames(self.fd.as_raw_fd(), self.header(), frames)
-    }
-
-    /// What goes before every frame sent: the virtio-net header of a frame that leaves
-    /// nothing to do, when the socket speaks it.
-    fn header(&self) -> &'static [u8] {
-        match self.offloads {
-            Offloads::Segmentation => &vnet::COMPLETE,
-            Offloads::None => &[],
-        }
+        crate::packet::send_frames(self.fd.as_raw_fd(), &vnet::COMPLETE, frames)
     }
 
     /// Fold the kernel's ring-drop count (reset by each read) into [`IfaceCounters`].

@@ -16,11 +16,26 @@ use std::time::Duration;
 /// virtio-net header a socket with `PACKET_VNET_HDR` expects first, or nothing): the
 /// frame's length sent.
 pub(crate) fn send_frame(fd: i32, header: &[u8], frame: &[u8]) -> io::Result<usize> {
-    let (sent, err) = send_frames(fd, header, std::slice::from_ref(&frame));
-    match (sent, err) {
-        (1, _) => Ok(frame.len()),
-        (_, Some(e)) => Err(e),
-        (_, None) => Err(io::Error::other("the frame was not sent")),
+    let mut pieces = [iovec(header), iovec(frame)];
+    let skip = usize::from(header.is_empty());
+    // SAFETY: msghdr is plain old data; all-zero is valid (no address, no control data).
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_iov = pieces[skip..].as_mut_ptr();
+    m.msg_iovlen = pieces.len() - skip;
+    // SAFETY: `m` points at iovecs of `pieces`, which describe `header` and `frame`; all
+    // outlive the call.
+    let n = unsafe { libc::sendmsg(fd, &m, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((n as usize).saturating_sub(header.len()))
+}
+
+/// The iovec that describes `b` (the kernel only reads it when sending).
+fn iovec(b: &[u8]) -> libc::iovec {
+    libc::iovec {
+        iov_base: b.as_ptr() as *mut libc::c_void,
+        iov_len: b.len(),
     }
 }
 
@@ -36,10 +51,6 @@ pub(crate) fn send_frames<F: AsRef<[u8]>>(
     header: &[u8],
     frames: &[F],
 ) -> (usize, Option<io::Error>) {
-    let iov = |b: &[u8]| libc::iovec {
-        iov_base: b.as_ptr() as *mut libc::c_void,
-        iov_len: b.len(),
-    };
     let parts = if header.is_empty() { 1 } else { 2 };
     let mut sent = 0;
     while sent < frames.len() {
@@ -47,7 +58,11 @@ pub(crate) fn send_frames<F: AsRef<[u8]>>(
         // Each frame's pieces side by side: [header, frame] or [frame].
         let mut iovs: Vec<libc::iovec> = chunk
             .iter()
-            .flat_map(|f| [iov(header), iov(f.as_ref())].into_iter().skip(2 - parts))
+            .flat_map(|f| {
+                [iovec(header), iovec(f.as_ref())]
+                    .into_iter()
+                    .skip(2 - parts)
+            })
             .collect();
         let msgs_iovs = iovs.chunks_exact_mut(parts);
         let mut msgs: Vec<libc::mmsghdr> = msgs_iovs

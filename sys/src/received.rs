@@ -13,14 +13,3 @@ pub struct Received {
     /// What its host left to its NIC.
     pub offload: Offload,
 }
-
-/// What a port's device offers the host's stack behind it, as a NIC would.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Offloads {
-    /// Nothing: the host sends whole frames, as a wire carries them, and so does the device.
-    None,
-    /// Checksum and segmentation offload (TSO4/6 with ECN, and USO where the kernel has
-    /// it): every frame, both ways, goes with a virtio-net header ([`crate::vnet`]); the
-    /// host may hand over frames of up to 64 KB for the reader to cut.
-    Segmentation,
-}

@@ -10,13 +10,24 @@
 //! interface's `tx_dropped`, see [`crate::kernel`]).
 
 use crate::netdev::{ifname, set_txqueuelen};
-pub use crate::received::{Offloads, Received};
+pub use crate::received::Received;
 use crate::vnet;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
+
+/// What a TAP offers the host's stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offloads {
+    /// Nothing: the host sends whole frames, as a wire carries them, and so does the TAP.
+    None,
+    /// Checksum and segmentation offload (TSO4/6 with ECN, and USO where the kernel has
+    /// it): every frame, both ways, starts with a virtio-net header ([`crate::vnet`]); the
+    /// host may hand over frames of up to 64 KB for the reader to cut.
+    Segmentation,
+}
 
 /// `TUNSETOFFLOAD` bits (linux/if_tun.h).
 const TUN_F_CSUM: u32 = 0x01;
