@@ -10,6 +10,9 @@
 #
 # The tests' scenarios are collected by running the simulator test files with
 # LOSSLESS_RECORD_RUNS set (tests/common/mod.rs copies each scenario and its arguments).
+# When outputs differ on purpose (a change of the same-instant order, of random streams),
+# `scripts/classify-differences.py target/compare` sorts each differing run by what
+# changed in its physics.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base_rev=$(git rev-parse --verify "${1:-HEAD}^{commit}")  # here, not in the worktree
@@ -82,5 +85,5 @@ PY
     status=1
   fi
 done < "$work/runs/runs.tsv"
-echo "== $i runs compared: $([ $status = 0 ] && echo identical || echo differences above)"
+echo "== $i runs compared: $([ $status = 0 ] && echo identical || echo "differences above (scripts/classify-differences.py target/compare sorts them)")"
 exit $status

@@ -134,12 +134,18 @@ fn one_loss_in_a_step_costs_the_packets_behind_it() {
     assert_eq!(u(&c["timeouts"]), 0);
     assert_eq!(u(&c["naks"]), 1);
     // The ring waits for h3's step: the iteration is longer by about the resent packets'
-    // wire time. The next ones are clean, but the ranks are no longer in step, so the ACKs
-    // they interleave with their data fall differently: within one step's ACKs.
+    // wire time. The next ones are clean, but the ranks are no longer in step: the ACKs
+    // they interleave with their data fall differently (within one step's ACKs), and a
+    // step may find its NIC sending a frame (at most one data frame's wire time).
     let t0 = u(&its[0]["time_ps"]);
     assert!(t0 >= ring_iteration() + resent * W - W, "{t0}");
     assert!(t0 <= ring_iteration() + (resent + 2) * W, "{t0}");
-    assert!(u(&its[1]["time_ps"]).abs_diff(ring_iteration()) <= ACKS * A);
+    let t1 = u(&its[1]["time_ps"]);
+    assert!(
+        t1.abs_diff(ring_iteration()) <= ACKS * A + W,
+        "{t1} vs {}",
+        ring_iteration()
+    );
     assert_eq!(u(&its[1]["retransmitted_packets"]), 0);
 }
 

@@ -523,12 +523,12 @@ fn deadlock_ring_with_one_lossy_hop_keeps_moving() {
     let through_s3 = u(&port(&r, "s3", "Ethernet1")["queues"][3]["tx_packets"]);
     let f21 = u(&named(&r["flows"], "f21")["rx_packets"]);
     assert!(
-        f21 * 10 < through_s3,
-        "f21 {f21} of {through_s3} frames s3 sent to s1"
+        f21 * 8 < through_s3,
+        "f21 {f21} of {through_s3} frames s3 sent to s1 (about a tenth)"
     );
     assert!(rate("f21") < 0.2 * rate("f32"), "{}", rate("f21"));
-    // Its 4.8 Gb/s over the run includes the first 2 ms, before s3's queue first filled;
-    // in steady state, 2–30 ms, it gets about 3.2 Gb/s, and less as the run goes on.
+    // Its 5.5 Gb/s over the run includes the first 2 ms, before s3's queue first filled;
+    // in steady state, 2–30 ms, it gets about 4.0 Gb/s, and less as the run goes on.
     let steady = deadlock_lab("lossy-hop-steady", |t| {
         let i = t.find("  - name: s3\n").unwrap();
         let (a, b) = t.split_at(i);
@@ -543,7 +543,7 @@ fn deadlock_ring_with_one_lossy_hop_keeps_moving() {
         )
     });
     let f21 = common::f(&named(&steady["flows"], "f21")["window_rate_bps"]);
-    assert!(f21 > 2.5e9 && f21 < 4.0e9, "f21 in steady state: {f21}");
+    assert!(f21 > 3.0e9 && f21 < 5.0e9, "f21 in steady state: {f21}");
     assert!(rate("f21") > f21 * 1.3, "{} vs {f21}", rate("f21"));
     // Every flow still delivers at the end of the run, and never stalled for 1 ms.
     let end = u(&r["sim_time_ps"]);

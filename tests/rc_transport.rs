@@ -170,10 +170,12 @@ fn a_qp_whose_retries_run_out_errors_and_says_so() {
 #[test]
 fn a_frame_error_rate_loses_frames_at_that_rate() {
     // 1 % of frames on h1's link, both ways: about 1 % of the data frames (and of the
-    // ACKs), all recovered.
+    // ACKs and NAKs), all recovered. A responder NAKs a sequence error once; if that NAK
+    // is lost, only the requester's timeout sends the packets again (IB's local ACK
+    // timeout, 4.295 s by default): 50 µs here, so the transfer ends within the run.
     let r = run(
         "rc-fer",
-        &lab("size: 10MB", "").replace(
+        &lab("size: 10MB, rc: {rto: 50us}", "").replace(
             "{name: h1, attach: sw:Ethernet1}",
             "{name: h1, attach: sw:Ethernet1, frame_error_rate: 0.01}",
         ),
@@ -193,7 +195,7 @@ fn a_frame_error_rate_loses_frames_at_that_rate() {
     // Same file and seed, same run.
     let again = run(
         "rc-fer",
-        &lab("size: 10MB", "").replace(
+        &lab("size: 10MB, rc: {rto: 50us}", "").replace(
             "{name: h1, attach: sw:Ethernet1}",
             "{name: h1, attach: sw:Ethernet1, frame_error_rate: 0.01}",
         ),

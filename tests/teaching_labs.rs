@@ -194,11 +194,21 @@ fn pfc_basics_answers() {
             .find(|g| g["pg"] == 3)
             .unwrap();
         assert_eq!(u(&pg["headroom_watermark_bytes"]), 2 * 6 * 256);
-        // 3. The PG settles one frame above x: a frame is admitted while its shared use
-        //    after it is within α·(S − X), and when both neighbours have just drained a
-        //    frame below x, X = 2(x − 1536) + (x + 1536) and S − X = x + 1536.
-        assert_eq!(u(&pg["shared_watermark_bytes"]), x as u64 + 1536);
+        // 3. The PG reaches one frame above x at most: a frame is admitted while its
+        //    shared use after it is within α·(S − X), and when both neighbours have just
+        //    drained a frame below x, X = 2(x − 1536) + (x + 1536) and S − X = x + 1536.
+        let wm = u(&pg["shared_watermark_bytes"]);
+        assert!(wm == x as u64 || wm == x as u64 + 1536, "{wm}");
     }
+    let most = ports[1..4]
+        .iter()
+        .map(|p| {
+            let pg = p["pgs"].as_array().unwrap().iter().find(|g| g["pg"] == 3);
+            u(&pg.unwrap()["shared_watermark_bytes"])
+        })
+        .max()
+        .unwrap();
+    assert_eq!(most, x as u64 + 1536);
     let decided: Vec<&Value> = log
         .iter()
         .filter(|l| l["event"] == "xoff_decided")
@@ -209,10 +219,11 @@ fn pfc_basics_answers() {
         x as u64 + 1536,
         "the log's largest shared use at XOFF"
     );
-    // 2. The cycle: after the first, a PG's XOFFs come 9, 10 or 11 whole frame times apart,
-    //    on average 10 (the egress sends 30 frames per 30, 10 of each PG), until the bursts
-    //    shaped by the first pauses reach the head of the queue: 12 MB at 12.5 B/ns =
-    //    960 µs after the first XOFF. From then on, irregular and longer on average.
+    // 2. The cycle: after start-up, a PG's XOFFs come exactly 9 frame times apart (the
+    //    three PGs take turns one frame time apart; the egress sends 9 frames per 9, 3 of
+    //    each PG), until the bursts shaped by the first pauses reach the head of the
+    //    queue: 12 MB at 12.5 B/ns = 960 µs after the first XOFF. A few microseconds
+    //    later the turn is back, to the end of the run.
     let change_ps = (expect_ns + 12e6 / 12.5) * 1e3;
     for p in &ports[1..4] {
         let name = format!("tor:{}", p["port"].as_str().unwrap());
@@ -223,29 +234,25 @@ fn pfc_basics_answers() {
             .collect();
         let frames: Vec<(u64, f64)> = t
             .windows(2)
-            .skip(1)
+            .skip(2)
             .map(|w| (w[1], (w[1] - w[0]) as f64 / (wire_ns * 1e3)))
             .collect();
-        let regular = |g: f64| (g - g.round()).abs() < 1e-6 && (9.0..=11.0).contains(&g);
-        let first_irregular = frames.iter().find(|(_, g)| !regular(*g)).unwrap().0 as f64;
+        let nine = |g: f64| (g - 9.0).abs() < 1e-6;
+        let first_irregular = frames.iter().find(|(_, g)| !nine(*g)).unwrap().0 as f64;
         assert!(
             (first_irregular - change_ps).abs() < 0.01 * change_ps,
-            "{name}: pattern ends at {first_irregular} ps, derived {change_ps}"
+            "{name}: the turn breaks at {first_irregular} ps, derived {change_ps}"
         );
-        let before: Vec<f64> = frames
-            .iter()
-            .filter(|(t, _)| (*t as f64) < first_irregular)
-            .map(|(_, g)| *g)
-            .collect();
-        let mean = before.iter().sum::<f64>() / before.len() as f64;
-        assert!((mean - 10.0).abs() < 0.01, "{name}: {mean} frame times");
         let after: Vec<f64> = frames
             .iter()
-            .filter(|(t, _)| *t as f64 > first_irregular + 50e6)
+            .filter(|(t, _)| *t as f64 > first_irregular + 10e6)
             .map(|(_, g)| *g)
             .collect();
-        let late = after.iter().sum::<f64>() / after.len() as f64;
-        assert!(late > 10.5, "{name}: {late} frame times after the change");
+        assert!(after.len() > 400, "{name}: {} XOFFs after", after.len());
+        assert!(
+            after.iter().all(|g| nine(*g)),
+            "{name}: {after:?} frame times after the break"
+        );
     }
     // 5. The egress queue holds every cell the PGs hold at the moment of its peak: their
     //    shared use 3x, their reserves 3 × 1280 B, and k frames of headroom: between one

@@ -18,6 +18,19 @@ pub enum NodeId {
     Host(u32),
 }
 
+impl NodeId {
+    /// The node's number in the canonical order of an instant's events
+    /// ([`super::key`]) and among the wake-ups: switches first (`switches` of them), then
+    /// hosts.
+    #[inline]
+    pub fn number(self, switches: usize) -> usize {
+        match self {
+            NodeId::Switch(s) => s as usize,
+            NodeId::Host(h) => switches + h as usize,
+        }
+    }
+}
+
 /// The far end of a link, as seen from one port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Peer {

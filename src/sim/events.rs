@@ -1,20 +1,23 @@
 //! The event queue's one-shot events (frame arrivals, scheduled events, samples), handed
-//! out in (time, sequence) order. What holds and orders them depends on how many are
-//! pending:
+//! out in canonical order: by time, then by [`Key`] (what the event is and which node and
+//! port it is for), then, between events of one key, in the order they were scheduled
+//! (only frames of one link, sent in that order by one node, share a key). What holds and
+//! orders them depends on how many are pending:
 //!
-//! * few (a lab, a single switch): one list of (time, sequence, event) in that order, the
-//!   earliest at the front, each event held in its entry (a slab beside the list cost a
-//!   slot's write and read per event). A new event is the latest of its instant (its
-//!   sequence number is the highest yet) and most often of all (a frame lands a wire time
-//!   and a cable later than the one sent before it), so it is appended; one that lands
-//!   earlier (a PFC frame, shorter) is put in place, a binary search and a short move. The
-//!   earliest is taken from the front. A binary heap cost more: a sift on every pop.
-//! * many (a fabric): the events in a slab, a FIFO per instant linked through it, a heap
-//!   of the distinct instants and a map from an instant to its FIFO. Events scheduled for
-//!   one instant are scheduled in sequence order, so a FIFO needs no sorting; and a fabric's
-//!   frames arrive in step (the K=8 fat tree holds ~2,900 events at ~40 instants), so the
-//!   heap is ~6 levels deep where one of events would be ~12, and most events are taken
-//!   from the head of the earliest FIFO without touching a heap.
+//! * few (a lab, a single switch): one list of (time, key, sequence, event) in that order,
+//!   the earliest at the front, each event held in its entry (a slab beside the list cost a
+//!   slot's write and read per event). A new event most often lands after every other (a
+//!   frame lands a wire time and a cable later than the one sent before it), so it is
+//!   appended; one that lands earlier (a PFC frame, shorter; another port's frame at the
+//!   same instant) is put in place, a binary search and a short move. The earliest is
+//!   taken from the front. A binary heap cost more: a sift on every pop.
+//! * many (a fabric): the events in a slab, a bucket per instant (a vector of key and
+//!   slot, appended to in the order they come), a heap of the distinct instants and a map
+//!   from an instant to its bucket. A fabric's frames arrive in step (the K=8 fat tree
+//!   holds ~2,900 events at ~40 instants), so the heap is ~6 levels deep where one of
+//!   events would be ~12. The earliest instant's bucket is sorted once when it comes to
+//!   the front (latest first, so the next is taken from the end); what joins it after (a
+//!   node woken at the instant it is at) is put in place, most often near the end.
 //!
 //! Per event, the list costs less while it is short (one map look-up per push outweighs
 //! it), so the owner changes the store's form past [`TO_INSTANTS`] events
@@ -22,6 +25,7 @@
 //! it does not flip back and forth; entries may join or leave at the change. The order
 //! handed out is the same either way.
 
+use super::key::Key;
 use lossless_buffer_model::Time;
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry as MapEntry;
@@ -33,22 +37,26 @@ const TO_INSTANTS: usize = 256;
 /// Pending events below which they go back into one list.
 const TO_LIST: usize = 64;
 
-/// End of a FIFO.
-const NIL: u32 = u32::MAX;
-
-/// An event in the slab (events kept per instant): the event (None once handed out), its
-/// sequence number, and the next event of the same instant.
+/// An event in the slab (events kept per instant): the event (None once handed out) and
+/// its sequence number.
 struct Slot<E> {
     event: Option<E>,
     seq: u64,
-    next: u32,
 }
 
-/// An entry of the list: an event with its time and sequence number.
+/// An entry of the list: an event with its time, key and sequence number.
 struct Queued<E> {
     time: Time,
+    key: Key,
     seq: u64,
     event: E,
+}
+
+impl<E> Queued<E> {
+    /// Where it goes among the others (sequence numbers only part events of one key).
+    fn at(&self) -> (Time, Key) {
+        (self.time, self.key)
+    }
 }
 
 /// Hashes a time (in picoseconds) for the map of instants: one multiplication, folded so
@@ -71,34 +79,33 @@ impl Hasher for TimeHasher {
     }
 }
 
-/// The events of one instant, oldest first: the first and last slot of its FIFO.
-#[derive(Clone, Copy)]
-struct Fifo {
-    head: u32,
-    tail: u32,
-}
+/// The events of one instant: key and slot of each.
+type Bucket = Vec<(Key, u32)>;
 
 /// Events kept per instant.
 #[derive(Default)]
 struct Instants {
-    /// The earliest instant that holds events, and its FIFO (kept out of `others` and
-    /// `times`: most events join and leave only it, or join a later instant).
-    front: Option<(Time, Fifo)>,
-    /// The FIFO of every other instant that holds events.
-    others: HashMap<Time, Fifo, BuildHasherDefault<TimeHasher>>,
+    /// The instant whose events are being handed out, its bucket sorted latest first (the
+    /// next event at its end). Kept, empty, once its last event is handed out: the event
+    /// being handled may add more at that instant.
+    front: Option<(Time, Bucket)>,
+    /// The bucket of every other instant that holds events, in the order they joined.
+    others: HashMap<Time, Bucket, BuildHasherDefault<TimeHasher>>,
     /// The times of `others`, earliest on top.
     times: BinaryHeap<Reverse<Time>>,
+    /// Emptied buckets, kept for new instants (no allocation per instant).
+    spare: Vec<Bucket>,
 }
 
 /// What orders the pending events.
 enum Order<E> {
-    /// Few events: one list of them all, in (time, sequence) order.
+    /// Few events: one list of them all, in (time, key, sequence) order.
     List(VecDeque<Queued<E>>),
-    /// Many: a FIFO per instant.
+    /// Many: a bucket per instant.
     Instants(Instants),
 }
 
-/// Pending one-shot events in (time, sequence) order.
+/// Pending one-shot events in (time, key, sequence) order.
 pub(super) struct Events<E> {
     /// The slab of events kept per instant (the list holds its own).
     slots: Vec<Slot<E>>,
@@ -123,18 +130,24 @@ impl<E> Events<E> {
         self.len
     }
 
-    /// Add `event` at `time` with sequence number `seq` (greater than every earlier one).
+    /// Add `event` at `time` under `key`, with sequence number `seq` (greater than every
+    /// earlier one).
     #[inline(always)]
-    pub fn push(&mut self, time: Time, seq: u64, event: E) {
+    pub fn push(&mut self, time: Time, key: Key, seq: u64, event: E) {
         self.len += 1;
         match &mut self.order {
             Order::List(l) => {
-                let q = Queued { time, seq, event };
-                // After every event of its instant and of earlier ones: its sequence
-                // number is the highest yet.
+                let q = Queued {
+                    time,
+                    key,
+                    seq,
+                    event,
+                };
+                // After every event that comes before it or shares its key (their
+                // sequence numbers are lower).
                 match l.back() {
-                    Some(last) if last.time > time => {
-                        let at = l.partition_point(|e| e.time <= time);
+                    Some(last) if last.at() > q.at() => {
+                        let at = l.partition_point(|e| e.at() <= q.at());
                         l.insert(at, q);
                     }
                     _ => l.push_back(q),
@@ -142,7 +155,7 @@ impl<E> Events<E> {
             }
             Order::Instants(i) => {
                 let s = slot_for(&mut self.slots, &mut self.free, seq, event);
-                i.push(time, s, &mut self.slots);
+                i.push(time, key, s);
             }
         }
     }
@@ -165,14 +178,12 @@ impl<E> Events<E> {
         self.len < TO_LIST && self.per_instant()
     }
 
-    /// The earliest event's (time, sequence number).
+    /// The earliest event's time and key.
     #[inline]
-    pub fn peek(&self) -> Option<(Time, u64)> {
+    pub fn peek(&self) -> Option<(Time, Key)> {
         match &self.order {
-            Order::List(l) => l.front().map(|e| (e.time, e.seq)),
-            Order::Instants(i) => i
-                .front
-                .map(|(t, fifo)| (t, self.slots[fifo.head as usize].seq)),
+            Order::List(l) => l.front().map(Queued::at),
+            Order::Instants(i) => i.peek(),
         }
     }
 
@@ -182,7 +193,7 @@ impl<E> Events<E> {
         let popped = match &mut self.order {
             Order::List(l) => l.pop_front().map(|e| (e.time, e.seq, e.event))?,
             Order::Instants(i) => {
-                let (time, s) = i.pop(&self.slots)?;
+                let (time, s) = i.pop()?;
                 self.free.push(s);
                 let slot = &mut self.slots[s as usize];
                 let event = slot.event.take().expect("a popped slot holds its event");
@@ -193,65 +204,68 @@ impl<E> Events<E> {
         Some(popped)
     }
 
-    /// From one list to per-instant FIFOs: the events in order, with `extra` ones (each
-    /// with its time and sequence number) joining them, each appended to its instant's
-    /// FIFO.
-    pub fn keep_per_instant(&mut self, extra: Vec<(Time, u64, E)>) {
+    /// From one list to a bucket per instant: the events, with `extra` ones (each with its
+    /// time, key and sequence number) joining them.
+    pub fn keep_per_instant(&mut self, extra: Vec<(Time, Key, u64, E)>) {
         let Order::List(l) = &mut self.order else {
             return;
         };
         self.len += extra.len();
         let listed = std::mem::take(l)
             .into_iter()
-            .map(|q| (q.time, q.seq, q.event));
-        let mut all: Vec<(Time, u64, u32)> = listed
+            .map(|q| (q.time, q.key, q.seq, q.event));
+        let mut all: Vec<(Time, Key, u64, u32)> = listed
             .chain(extra)
-            .map(|(time, seq, event)| {
+            .map(|(time, key, seq, event)| {
                 let s = slot_for(&mut self.slots, &mut self.free, seq, event);
-                (time, seq, s)
+                (time, key, seq, s)
             })
             .collect();
-        all.sort_unstable_by_key(|&(time, seq, _)| (time, seq));
+        // In order, so that each instant's bucket holds one key's events in the order
+        // they came.
+        all.sort_unstable_by_key(|&(time, key, seq, _)| (time, key, seq));
         let mut i = Instants::default();
-        for (time, _, s) in all {
-            i.push(time, s, &mut self.slots);
+        for (time, key, _, s) in all {
+            i.push(time, key, s);
         }
         self.order = Order::Instants(i);
     }
 
-    /// From per-instant FIFOs back to one list; each event passes through `keep`, which
-    /// hands it back to stay or takes it out of the store.
+    /// From a bucket per instant back to one list; each event passes through `keep`,
+    /// which hands it back to stay or takes it out of the store.
     pub fn keep_in_one_list(&mut self, mut keep: impl FnMut(Time, u64, E) -> Option<E>) {
         let Order::Instants(i) = &mut self.order else {
             return;
         };
         let mut l = Vec::with_capacity(TO_INSTANTS + 1);
-        let fifos = i.front.take().into_iter().chain(i.others.drain());
-        for (time, fifo) in fifos {
-            let mut s = fifo.head;
-            while s != NIL {
+        let buckets = i.front.take().into_iter().chain(i.others.drain());
+        for (time, bucket) in buckets {
+            for (key, s) in bucket {
                 let slot = &mut self.slots[s as usize];
-                let (seq, next) = (slot.seq, slot.next);
+                let seq = slot.seq;
                 let event = slot.event.take().expect("a queued slot holds its event");
                 self.free.push(s);
                 match keep(time, seq, event) {
-                    Some(event) => l.push(Queued { time, seq, event }),
+                    Some(event) => l.push(Queued {
+                        time,
+                        key,
+                        seq,
+                        event,
+                    }),
                     None => self.len -= 1,
                 }
-                s = next;
             }
         }
-        l.sort_unstable_by_key(|e| (e.time, e.seq));
+        l.sort_unstable_by_key(|e| (e.time, e.key, e.seq));
         self.order = Order::List(l.into());
     }
 }
 
-/// Put `event` in a free slot of the slab (linked to nothing yet).
+/// Put `event` in a free slot of the slab.
 fn slot_for<E>(slots: &mut Vec<Slot<E>>, free: &mut Vec<u32>, seq: u64, event: E) -> u32 {
     let slot = Slot {
         event: Some(event),
         seq,
-        next: NIL,
     };
     match free.pop() {
         Some(s) => {
@@ -266,54 +280,84 @@ fn slot_for<E>(slots: &mut Vec<Slot<E>>, free: &mut Vec<u32>, seq: u64, event: E
 }
 
 impl Instants {
-    /// Append slot `s` to instant `time`'s FIFO.
+    /// Add slot `s` at `time` under `key` (its sequence number the highest yet).
     #[inline(always)]
-    fn push<E>(&mut self, time: Time, s: u32, slots: &mut [Slot<E>]) {
-        let alone = Fifo { head: s, tail: s };
+    fn push(&mut self, time: Time, key: Key, s: u32) {
         match &mut self.front {
-            Some((t, fifo)) if *t == time => {
-                slots[fifo.tail as usize].next = s;
-                fifo.tail = s;
+            Some((t, bucket)) if *t == time => {
+                // Latest first: below every entry that comes after it, above those with
+                // its key (they came before it).
+                let at = bucket.partition_point(|e| e.0 > key);
+                bucket.insert(at, (key, s));
             }
-            Some((t, fifo)) if *t > time => {
-                // A new earliest instant: the old front goes back among the others.
-                let (t, fifo) = (*t, *fifo);
-                self.others.insert(t, fifo);
-                self.times.push(Reverse(t));
-                self.front = Some((time, alone));
-            }
-            Some(_) => match self.others.entry(time) {
-                MapEntry::Occupied(mut e) => {
-                    let fifo = e.get_mut();
-                    slots[fifo.tail as usize].next = s;
-                    fifo.tail = s;
-                }
+            _ => match self.others.entry(time) {
+                MapEntry::Occupied(mut e) => e.get_mut().push((key, s)),
                 MapEntry::Vacant(e) => {
-                    e.insert(alone);
+                    let mut bucket = self.spare.pop().unwrap_or_default();
+                    bucket.push((key, s));
+                    e.insert(bucket);
                     self.times.push(Reverse(time));
                 }
             },
-            None => self.front = Some((time, alone)),
+        }
+    }
+
+    /// The earliest event's time and key (a scan of its bucket if it is not at the front).
+    fn peek(&self) -> Option<(Time, Key)> {
+        let front = self
+            .front
+            .as_ref()
+            .and_then(|(t, b)| b.last().map(|e| (*t, e.0)));
+        let other = self.times.peek().map(|Reverse(t)| {
+            let first = self.others[t].iter().map(|e| e.0).min();
+            (*t, first.expect("an instant's bucket is not empty"))
+        });
+        match (front, other) {
+            (Some(f), Some(o)) => Some(f.min(o)),
+            (f, o) => f.or(o),
         }
     }
 
     /// Unlink the earliest event: its time and slot.
     #[inline(always)]
-    fn pop<E>(&mut self, slots: &[Slot<E>]) -> Option<(Time, u32)> {
-        let (time, fifo) = self.front.as_mut()?;
-        let time = *time;
-        let s = fifo.head;
-        let next = slots[s as usize].next;
-        if next == NIL {
-            // The instant is done: the next earliest one comes to the front.
-            self.front = self.times.pop().map(|Reverse(t)| {
-                let fifo = self.others.remove(&t).expect("each time has its FIFO");
-                (t, fifo)
-            });
-        } else {
-            fifo.head = next;
+    fn pop(&mut self) -> Option<(Time, u32)> {
+        loop {
+            if let Some((t, bucket)) = &mut self.front {
+                let earlier = self.times.peek().is_some_and(|Reverse(o)| o < t);
+                if !earlier {
+                    if let Some((_, s)) = bucket.pop() {
+                        return Some((*t, s));
+                    }
+                }
+            }
+            if !self.next_front() {
+                return None;
+            }
         }
-        Some((time, s))
+    }
+
+    /// Bring the earliest instant's bucket to the front, sorted; false when no events are
+    /// left. (A bucket that goes back among the others goes back in key order.)
+    #[inline(never)]
+    fn next_front(&mut self) -> bool {
+        if let Some((t, mut bucket)) = self.front.take() {
+            if bucket.is_empty() {
+                self.spare.push(bucket);
+            } else {
+                bucket.reverse();
+                self.others.insert(t, bucket);
+                self.times.push(Reverse(t));
+            }
+        }
+        let Some(Reverse(t)) = self.times.pop() else {
+            return false;
+        };
+        let mut bucket = self.others.remove(&t).expect("each time has its bucket");
+        // Stable: the events of one key stay in the order they came.
+        bucket.sort_by_key(|e| e.0);
+        bucket.reverse();
+        self.front = Some((t, bucket));
+        true
     }
 }
 
@@ -322,14 +366,15 @@ mod tests {
     use super::*;
 
     /// Pushes at times that cluster (so that instants hold many events) and spread (so
-    /// that there are many instants), with the pending count going up past
-    /// [`TO_INSTANTS`] and down below [`TO_LIST`] several times: every pop hands out the
-    /// smallest (time, sequence) pending, as a sorted list would.
+    /// that there are many instants), under keys that repeat (so that sequence numbers
+    /// decide), with the pending count going up past [`TO_INSTANTS`] and down below
+    /// [`TO_LIST`] several times: every pop hands out the smallest (time, key, sequence)
+    /// pending, as a sorted list would.
     #[test]
-    fn hands_out_time_then_sequence_order_in_both_forms() {
+    fn hands_out_time_key_sequence_order_in_both_forms() {
         for seed in 1..20u64 {
             let mut ev: Events<u64> = Events::new();
-            let mut want: Vec<(u64, u64)> = Vec::new();
+            let mut want: Vec<(u64, Key, u64)> = Vec::new();
             let (mut seq, mut now, mut x) = (0u64, 0u64, seed);
             let mut forms = (0, 0);
             for step in 0..20_000u32 {
@@ -346,20 +391,23 @@ mod tests {
                             1 => (x >> 30) % 50,
                             _ => (x >> 30) % 1_000_000,
                         };
-                    ev.push(Time(t), seq, seq);
+                    let key = Key::arrival((x >> 40) as usize % 5, (x >> 50) as u16 % 3);
+                    ev.push(Time(t), key, seq, seq);
                     if ev.crowded() {
                         ev.keep_per_instant(Vec::new());
                     }
-                    want.push((t, seq));
+                    want.push((t, key, seq));
                 } else {
                     want.sort_unstable_by(|a, b| b.cmp(a));
-                    let w = want.pop();
+                    let w = want.pop().map(|(t, _, s)| (t, s));
+                    let peeked = ev.peek();
                     let got = ev.pop().map(|(t, _, e)| (t.as_ps(), e));
                     if ev.sparse() {
                         ev.keep_in_one_list(|_, _, e| Some(e));
                     }
                     assert_eq!(got, w, "seed {seed}, step {step}");
                     if let Some((t, _)) = got {
+                        assert_eq!(peeked.map(|p| p.0), Some(Time(t)));
                         now = t;
                     }
                 }

@@ -1,5 +1,6 @@
 //! Loss you cause. A link may have a frame error rate (each frame, each direction, an
-//! independent seeded draw): such a frame arrives corrupted, its receiver's FCS check
+//! independent draw from that direction's own seeded stream, so what one link loses does
+//! not depend on how many frames others carried, or in what order): such a frame arrives corrupted, its receiver's FCS check
 //! fails (`rx_bad_fcs`, drop reason `bad_fcs`), and link-level retry, where the link
 //! speaks it, asks for it again. An event may lose the next N data frames a port sends
 //! whole (the receiver sees a gap). Both are counted per link and direction as injected,
@@ -13,6 +14,16 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// Mixed into the run's seed so the wire's draws are not the switches'.
 const WIRE_SEED: u64 = 0x5EED_0FF1_BE00_u64;
+
+/// The seed of one direction of one link (`stream`: link × 2 + direction): the run's
+/// seed and the stream's number mixed (SplitMix64's finalizer), so that streams of
+/// neighbouring links are unrelated.
+fn stream_seed(seed: u64, stream: u64) -> u64 {
+    let mut z = (seed ^ WIRE_SEED).wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 /// What the wire does to one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +41,8 @@ pub enum WireFate {
 pub struct Loss {
     /// Per link: its frame error rate and the end that is `a` in the report.
     links: Vec<(ErrorRate, (NodeId, u16))>,
-    rng: Xoshiro256PlusPlus,
+    /// Per link, each direction's random stream (a→b, b→a).
+    rngs: Vec<[Xoshiro256PlusPlus; 2]>,
     /// Data frames still to lose, per sending (node, port).
     pending: Vec<((NodeId, u16), u64)>,
     /// Frames lost per link: a→b, b→a.
@@ -55,11 +67,16 @@ impl Loss {
             )
         });
         let links: Vec<_> = hosts.chain(links).collect();
+        let stream = |link: usize, dir: u64| {
+            Xoshiro256PlusPlus::seed_from_u64(stream_seed(seed, link as u64 * 2 + dir))
+        };
         Loss {
             any_rate: links.iter().any(|(rate, _)| *rate != ErrorRate::NONE),
             injected: vec![[0; 2]; links.len()],
+            rngs: (0..links.len())
+                .map(|l| [stream(l, 0), stream(l, 1)])
+                .collect(),
             links,
-            rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ WIRE_SEED),
             pending: Vec::new(),
         }
     }
@@ -94,12 +111,15 @@ impl Loss {
             }
             self.pending.retain(|(_, left)| *left > 0);
         }
+        let dir = usize::from((from, port) != a_end);
         // A draw only on links that have a rate, so that a clean network draws nothing.
-        if fate == WireFate::Intact && rate != ErrorRate::NONE && rate.loses(self.rng.next_u64()) {
+        if fate == WireFate::Intact
+            && rate != ErrorRate::NONE
+            && rate.loses(self.rngs[link as usize][dir].next_u64())
+        {
             fate = WireFate::Corrupted;
         }
         if fate != WireFate::Intact {
-            let dir = usize::from((from, port) != a_end);
             self.injected[link as usize][dir] += 1;
         }
         fate

@@ -22,6 +22,7 @@ pub mod build;
 pub mod cabling;
 pub mod deadlock;
 mod events;
+pub mod key;
 pub mod loss;
 mod network;
 pub mod observers;
@@ -38,6 +39,7 @@ use crate::config::{Measure, Scenario};
 use crate::measure::Samples;
 use cabling::{Cabling, NodeId, Peer};
 use deadlock::DeadlockWatch;
+use key::{Key, RunEvent};
 use lossless_buffer_model::{Time, WireTimes};
 use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::Switch;
@@ -71,6 +73,22 @@ enum Ev {
     DeadlockCheck,
     /// Record a sample for `--plot` (not counted in `events`).
     Record,
+}
+
+impl Ev {
+    /// Where the event sits among those of its instant ([`key`]), with `switches` switches
+    /// numbered before the hosts.
+    #[inline]
+    fn key(&self, switches: usize) -> Key {
+        match *self {
+            Ev::Arrive { node, port, .. } => Key::arrival(node.number(switches), port),
+            Ev::Scheduled(i) => Key::run(RunEvent::Scheduled, i),
+            Ev::Measure(open) => Key::run(RunEvent::Window, open as u32),
+            Ev::Sample => Key::run(RunEvent::Sample, 0),
+            Ev::Record => Key::run(RunEvent::Record, 0),
+            Ev::DeadlockCheck => Key::run(RunEvent::DeadlockCheck, 0),
+        }
+    }
 }
 
 // Every pending event sits in the queue's store and is moved in and out of it: keep it
@@ -225,35 +243,42 @@ impl Sim {
         self.now
     }
 
+    /// Schedule the run's own event `ev` at `t`.
+    fn push(&mut self, t: Time, ev: Ev) {
+        let key = ev.key(self.switches.len());
+        self.queue.push(t, key, ev);
+    }
+
     /// The first event of everything that runs on its own: scheduled events, the window's
     /// edges, samples, checks, and every node's first deadline.
     fn start(&mut self) {
-        for (i, e) in self.scenario.run.events.iter().enumerate() {
-            if e.at <= self.end {
-                self.queue.push(e.at, Ev::Scheduled(i as u32));
+        for i in 0..self.scenario.run.events.len() {
+            let at = self.scenario.run.events[i].at;
+            if at <= self.end {
+                self.push(at, Ev::Scheduled(i as u32));
             }
         }
         if let Some(from) = self.observers.series_from().filter(|f| *f <= self.end) {
-            self.queue.push(from, Ev::Sample);
+            self.push(from, Ev::Sample);
         }
         if self.measure.from == Time::ZERO {
             self.sample_window(true);
         } else if self.measure.from <= self.end {
-            self.queue.push(self.measure.from, Ev::Measure(true));
+            self.push(self.measure.from, Ev::Measure(true));
         }
         if let Some(to) = self.measure.to.filter(|t| *t < self.end) {
-            self.queue.push(to, Ev::Measure(false));
+            self.push(to, Ev::Measure(false));
         }
         if self.recorder.is_some() {
             let from = self.record_window.map_or(Time::ZERO, |w| w.0);
             if from <= self.end {
-                self.queue.push(from, Ev::Record);
+                self.push(from, Ev::Record);
             }
         }
         if let Some(w) = &self.deadlocks {
             let first = w.next_check(Time::ZERO);
             if first <= self.end {
-                self.queue.push(first, Ev::DeadlockCheck);
+                self.push(first, Ev::DeadlockCheck);
             }
         }
         for h in 0..self.hosts.len() {

@@ -75,6 +75,8 @@ struct Links<'a> {
     observers: &'a mut Observers,
     loss: &'a mut Loss,
     links_up: &'a [bool],
+    /// Switches in the network (numbered before the hosts in an instant's order).
+    switches: usize,
 }
 
 impl Links<'_> {
@@ -120,16 +122,14 @@ impl Links<'_> {
             self.stats.pfc_in_flight += 1;
         }
         let frame = self.on_wire.put(pkt);
-        self.queue.push(
-            at,
-            Ev::Arrive {
-                node: peer.node,
-                port: peer.port,
-                link: peer.link,
-                pfc,
-                frame,
-            },
-        );
+        let ev = Ev::Arrive {
+            node: peer.node,
+            port: peer.port,
+            link: peer.link,
+            pfc,
+            frame,
+        };
+        self.queue.push(at, ev.key(self.switches), ev);
     }
 }
 
@@ -148,12 +148,9 @@ impl Sim {
         }
     }
 
-    /// Index of `id` in the wake-up heap: switches first, then hosts.
+    /// Index of `id` among the wake-ups: its number, switches first, then hosts.
     fn wake_index(&self, id: NodeId) -> usize {
-        match id {
-            NodeId::Switch(s) => s as usize,
-            NodeId::Host(h) => self.switches.len() + h as usize,
-        }
+        id.number(self.switches.len())
     }
 
     /// The node at wake-up index `i`.
@@ -200,6 +197,7 @@ impl Sim {
             observers: &mut self.observers,
             loss: &mut self.loss,
             links_up: &self.links_up,
+            switches: self.switches.len(),
         };
         match id {
             NodeId::Switch(s) => {

@@ -70,7 +70,7 @@ impl Sim {
         }
         let done = self.until_idle && self.idle();
         if next <= self.end && !done {
-            self.queue.push(next, Ev::DeadlockCheck);
+            self.push(next, Ev::DeadlockCheck);
         }
         false
     }
@@ -98,7 +98,7 @@ impl Sim {
             }
         }
         if next <= to && !done {
-            self.queue.push(next, Ev::Record);
+            self.push(next, Ev::Record);
         }
     }
 
@@ -136,11 +136,15 @@ impl Sim {
     }
 
     /// When something may next change the network's state: the earliest node deadline,
-    /// scheduled event or end of a pause in effect (None: nothing ever will).
+    /// scheduled event or end of a pause in effect (None: nothing ever will). A node due
+    /// now has not acted yet (the run's own events come first at an instant): that is now.
     fn next_activity(&self) -> Option<Time> {
         let now = self.now;
         let nodes = self.switches.len() + self.hosts.len();
         let wakes = (0..nodes).filter_map(|i| self.queue.wake_time(i));
+        if wakes.clone().any(|t| t <= now) {
+            return Some(now);
+        }
         let events = self
             .scenario
             .run
@@ -186,7 +190,7 @@ impl Sim {
         let next = self.observers.next_sample_after(now);
         if let Some(next) = next.filter(|n| *n <= self.end) {
             if !self.done() {
-                self.queue.push(next, Ev::Sample);
+                self.push(next, Ev::Sample);
             }
         }
         Ok(())

@@ -1,14 +1,16 @@
-//! The event queue of the virtual-time engine, ordered by (time, sequence): events at the
-//! same picosecond run in the order they were scheduled, so a run is deterministic.
+//! The event queue of the virtual-time engine, in canonical order: by time, then by
+//! [`Key`] (the run's own events, then each node's arrivals by port and its wake-up), so a
+//! run's outcome does not depend on who scheduled first ([`super::key`]).
 //!
-//! One sequence counter orders the one-shot events ([`super::events`]: one sorted list while
-//! few are pending, per-instant FIFOs while many are) and the nodes' wake-ups, at most one
-//! per node. While the events are in one list, the wake-ups are in an indexed heap of their
+//! The one-shot events ([`super::events`]: one sorted list while few are pending, a bucket
+//! per instant while many are) and the nodes' wake-ups, at most one per node, share that
+//! order. While the events are in one list, the wake-ups are in an indexed heap of their
 //! own, moved in place when a node's deadline changes (a single switch's NICs move theirs
 //! at every PFC frame); while the events are kept per instant, the wake-ups are entries
 //! among them (see [`EventQueue`]).
 
 use super::events::Events;
+use super::key::Key;
 use lossless_buffer_model::Time;
 
 /// What `pop` returns.
@@ -19,9 +21,10 @@ pub enum Next<E> {
     Wake(usize),
 }
 
-/// Min-heap of (time, seq) keyed by node, with in-place updates.
+/// Min-heap of (time, node) wake-ups, with in-place updates (a node's wake-up key orders
+/// as its number does).
 struct WakeHeap {
-    heap: Vec<(Time, u64, u32)>,
+    heap: Vec<(Time, u32)>,
     pos: Vec<u32>,
     /// The root was handed out by `pop` and not yet moved or removed: it is moved in place
     /// by the next `set` of that node (one sift instead of a remove and an insert).
@@ -30,24 +33,30 @@ struct WakeHeap {
 
 const ABSENT: u32 = u32::MAX;
 
-/// The order of (time, seq) pairs as a number: time in the high half, seq in the low.
+/// The order of (time, key) pairs as a number: time in the high half, key in the low.
 #[inline]
-fn order(time: Time, seq: u64) -> u128 {
-    (u128::from(time.0) << 64) | u128::from(seq)
+fn order(time: Time, key: Key) -> u128 {
+    (u128::from(time.0) << 64) | u128::from(key.get())
+}
+
+/// A wake-up's (time, node) as one number, ordered as (time, its key).
+#[inline]
+fn wake_order(e: (Time, u32)) -> u128 {
+    order(e.0, Key::wake(e.1 as usize))
 }
 
 // A binary heap: a 4-ary one, half as deep, took more instructions (3,826 per packet-hop on
 // the K=8 fat tree against 3,798, 3,277 on the incast against 3,215).
 impl WakeHeap {
-    /// Entry `i`'s (time, seq) as one number, so that ordering two entries is one
+    /// Entry `i`'s (time, key) as one number, so that ordering two entries is one
     /// comparison without a branch on equal times.
     fn key(&self, i: usize) -> u128 {
-        order(self.heap[i].0, self.heap[i].1)
+        wake_order(self.heap[i])
     }
     /// Put entry `e` at index `i`.
-    fn put(&mut self, i: usize, e: (Time, u64, u32)) {
+    fn put(&mut self, i: usize, e: (Time, u32)) {
         self.heap[i] = e;
-        self.pos[e.2 as usize] = i as u32;
+        self.pos[e.1 as usize] = i as u32;
     }
     /// Move entry `i` toward the root while it is earlier than its parent (parents shift
     /// down into the hole; the entry is written once).
@@ -55,7 +64,7 @@ impl WakeHeap {
         let e = self.heap[i];
         while i > 0 {
             let parent = (i - 1) / 2;
-            if order(e.0, e.1) >= self.key(parent) {
+            if wake_order(e) >= self.key(parent) {
                 break;
             }
             self.put(i, self.heap[parent]);
@@ -66,7 +75,7 @@ impl WakeHeap {
     /// Move entry `i` away from the root while a child is earlier.
     fn down(&mut self, mut i: usize) {
         let e = self.heap[i];
-        let ek = order(e.0, e.1);
+        let ek = wake_order(e);
         let n = self.heap.len();
         loop {
             let mut m = 2 * i + 1;
@@ -84,22 +93,21 @@ impl WakeHeap {
         }
         self.put(i, e);
     }
-    fn set(&mut self, node: usize, time: Time, seq: u64) {
+    fn set(&mut self, node: usize, time: Time) {
         if node >= self.pos.len() {
             self.pos.resize(node + 1, ABSENT);
         }
         match self.pos[node] {
             ABSENT => {
-                self.heap.push((time, seq, node as u32));
+                self.heap.push((time, node as u32));
                 let i = self.heap.len() - 1;
                 self.pos[node] = i as u32;
                 self.up(i);
             }
             i => {
                 let i = i as usize;
-                let earlier = order(time, seq) < self.key(i);
+                let earlier = time < self.heap[i].0;
                 self.heap[i].0 = time;
-                self.heap[i].1 = seq;
                 if earlier {
                     self.up(i);
                 } else {
@@ -123,11 +131,11 @@ impl WakeHeap {
             // The last entry fills the hole, then finds its place.
             self.put(i, last);
             self.up(i);
-            self.down(self.pos[last.2 as usize] as usize);
+            self.down(self.pos[last.1 as usize] as usize);
         }
     }
-    fn peek(&self) -> Option<(Time, u64)> {
-        self.heap.first().map(|e| (e.0, e.1))
+    fn peek(&self) -> Option<(Time, Key)> {
+        self.heap.first().map(|e| (e.0, Key::wake(e.1 as usize)))
     }
     fn when(&self, node: usize) -> Option<Time> {
         match self.pos.get(node) {
@@ -152,11 +160,12 @@ const STALE_SWEEP_FROM: usize = 1024;
 /// Where the wake-ups are kept follows the events' form. While the events are few and in
 /// one list, the wake-ups are in [`WakeHeap`], each moved in place (one sift). While many
 /// events are kept per instant, each wake-up is an entry among them: in a fabric wake-ups
-/// fall on the instants the arrivals do, where an entry costs a FIFO append instead of a
+/// fall on the instants the arrivals do, where an entry costs a bucket append instead of a
 /// sift through a heap of every node. Moving or cancelling such a wake-up leaves its old
 /// entry behind, skipped when it comes up (its (time, sequence) no longer the node's). The
-/// store changes form with the wake-ups in it, keeping their sequence numbers, so the
-/// order handed out is the same either way.
+/// store changes form with the wake-ups in it, so the order handed out is the same either
+/// way. Sequence numbers only tell a node's live
+/// wake-up entry from those left behind, and order events of one key (one link's frames).
 pub struct EventQueue<E> {
     events: Events<Item<E>>,
     /// The wake-ups while the events are in one list.
@@ -184,11 +193,11 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Schedule `event` at `time`.
+    /// Schedule `event` at `time`, in its place `key` among that instant's events.
     #[inline]
-    pub fn push(&mut self, time: Time, event: E) {
+    pub fn push(&mut self, time: Time, key: Key, event: E) {
         self.seq += 1;
-        self.events.push(time, self.seq, Item::Event(event));
+        self.events.push(time, key, self.seq, Item::Event(event));
         if self.events.crowded() {
             self.wakes_among_events();
         }
@@ -205,12 +214,14 @@ impl<E> EventQueue<E> {
             if self.due[node].replace((time, self.seq)).is_some() {
                 self.left_behind();
             }
-            self.events.push(time, self.seq, Item::Wake(node as u32));
+            let key = Key::wake(node);
+            self.events
+                .push(time, key, self.seq, Item::Wake(node as u32));
         } else {
             if self.wakes.fired == Some(node as u32) {
                 self.wakes.fired = None;
             }
-            self.wakes.set(node, time, self.seq);
+            self.wakes.set(node, time);
         }
     }
 
@@ -278,16 +289,17 @@ impl<E> EventQueue<E> {
     fn wakes_among_events(&mut self) {
         self.settle();
         let heap = std::mem::take(&mut self.wakes.heap);
-        for &(_, _, node) in &heap {
+        for &(_, node) in &heap {
             self.wakes.pos[node as usize] = ABSENT;
         }
         if self.due.len() < self.wakes.pos.len() {
             self.due.resize(self.wakes.pos.len(), None);
         }
         let mut entries = Vec::with_capacity(heap.len());
-        for (time, seq, node) in heap {
-            self.due[node as usize] = Some((time, seq));
-            entries.push((time, seq, Item::Wake(node)));
+        for (time, node) in heap {
+            self.seq += 1;
+            self.due[node as usize] = Some((time, self.seq));
+            entries.push((time, Key::wake(node as usize), self.seq, Item::Wake(node)));
         }
         self.events.keep_per_instant(entries);
     }
@@ -303,7 +315,7 @@ impl<E> EventQueue<E> {
             Item::Wake(n) => {
                 if due[n as usize] == Some((time, seq)) {
                     due[n as usize] = None;
-                    wakes.set(n as usize, time, seq);
+                    wakes.set(n as usize, time);
                 }
                 None
             }
@@ -325,7 +337,7 @@ impl<E> EventQueue<E> {
             (Some(e), Some(w)) => order(w.0, w.1) < order(e.0, e.1),
         };
         if take_wake {
-            let (time, _, node) = self.wakes.heap[0];
+            let (time, node) = self.wakes.heap[0];
             self.wakes.fired = Some(node);
             return Some((time, Next::Wake(node as usize)));
         }
@@ -378,6 +390,7 @@ impl<E> Default for EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::key::RunEvent;
 
     fn drain(q: &mut EventQueue<char>) -> Vec<String> {
         std::iter::from_fn(|| {
@@ -390,30 +403,35 @@ mod tests {
     }
 
     #[test]
-    fn earliest_first_then_fifo_and_wakes_move_in_place() {
+    fn earliest_first_then_by_key_and_wakes_move_in_place() {
         let mut q = EventQueue::new();
-        q.push(Time(5), 'a');
+        q.push(Time(5), Key::arrival(1, 2), 'a');
         q.set_wake(0, Time(9));
-        q.push(Time(1), 'b');
+        q.push(Time(1), Key::arrival(0, 0), 'b');
         q.set_wake(1, Time(5));
-        q.push(Time(5), 'c');
+        q.push(Time(5), Key::arrival(0, 1), 'c');
+        q.push(Time(5), Key::run(RunEvent::Sample, 0), 's');
+        q.push(Time(5), Key::arrival(1, 2), 'd'); // the same link as 'a', after it
         q.set_wake(0, Time(3)); // moved earlier: the 9 is gone
         q.set_wake(2, Time(7));
         q.cancel_wake(2);
         assert_eq!(q.wake_time(1), Some(Time(5)));
-        assert_eq!(drain(&mut q), vec!["1:b", "3:w0", "5:a", "5:w1", "5:c"]);
+        assert_eq!(
+            drain(&mut q),
+            vec!["1:b", "3:w0", "5:s", "5:c", "5:a", "5:d", "5:w1"]
+        );
     }
 
     /// Driven as the engine drives it (events at or after the instant being handled,
-    /// wake-ups set, moved and cancelled), in both forms and across the changes between
-    /// them, the queue hands out exactly what a brute-force model does: the smallest
-    /// (time, sequence) of all events and wake-ups.
+    /// under keys that repeat, wake-ups set, moved and cancelled), in both forms and
+    /// across the changes between them, the queue hands out exactly what a brute-force
+    /// model does: the smallest (time, key, sequence) of all events and wake-ups.
     #[test]
     fn pops_follow_a_brute_force_model() {
         for seed in 1..40u64 {
             let mut q: EventQueue<u32> = EventQueue::new();
-            let mut events: Vec<(u64, u64, u32)> = Vec::new();
-            let mut wakes: Vec<Option<(u64, u64)>> = vec![None; 6];
+            let mut events: Vec<(u64, Key, u64, u32)> = Vec::new();
+            let mut wakes: Vec<Option<u64>> = vec![None; 6];
             let (mut seq, mut now, mut x) = (0u64, 0u64, seed);
             let mut next = || {
                 x = x
@@ -442,14 +460,17 @@ mod tests {
                 match action {
                     0..=3 => {
                         seq += 1;
-                        q.push(Time(now + delay), id);
-                        events.push((now + delay, seq, id));
+                        let key = match (r >> 16) % 4 {
+                            0 => Key::run(RunEvent::Sample, 0),
+                            k => Key::arrival((r >> 20) as usize % 6, k as u16),
+                        };
+                        q.push(Time(now + delay), key, id);
+                        events.push((now + delay, key, seq, id));
                     }
                     4 => {
                         let n = (r >> 12) as usize % 6;
-                        seq += 1;
                         q.set_wake(n, Time(now + delay));
-                        wakes[n] = Some((now + delay, seq));
+                        wakes[n] = Some(now + delay);
                     }
                     5 => {
                         let n = (r >> 12) as usize % 6;
@@ -457,22 +478,27 @@ mod tests {
                         wakes[n] = None;
                     }
                     _ => {
-                        let e = events.iter().enumerate().min_by_key(|(_, e)| (e.0, e.1));
+                        let e = events
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|(_, e)| (e.0, e.1, e.2));
                         let w = wakes
                             .iter()
                             .enumerate()
-                            .filter_map(|(n, w)| w.map(|w| (w, n)));
+                            .filter_map(|(n, w)| w.map(|w| (w, Key::wake(n), n)));
                         let w = w.min();
                         let want = match (e, w) {
                             (None, None) => None,
-                            (Some((i, e)), w) if w.is_none_or(|(w, _)| (e.0, e.1) < w) => {
+                            (Some((i, e)), w)
+                                if w.is_none_or(|(wt, wk, _)| (e.0, e.1) < (wt, wk)) =>
+                            {
                                 let e = *e;
                                 events.swap_remove(i);
-                                Some(format!("{}:e{}", e.0, e.2))
+                                Some(format!("{}:e{}", e.0, e.3))
                             }
-                            (_, Some((w, n))) => {
+                            (_, Some((wt, _, n))) => {
                                 wakes[n] = None;
-                                Some(format!("{}:w{n}", w.0))
+                                Some(format!("{wt}:w{n}"))
                             }
                             _ => unreachable!(),
                         };
@@ -506,7 +532,7 @@ mod tests {
     fn wake_entries_left_behind_are_swept() {
         let mut q: EventQueue<u32> = EventQueue::new();
         for i in 0..300u32 {
-            q.push(Time(1_000_000 + u64::from(i)), i);
+            q.push(Time(1_000_000 + u64::from(i)), Key::arrival(9, 0), i);
         }
         assert!(q.events.per_instant());
         let mut want: Vec<Option<(Time, usize)>> = vec![None; 4];
@@ -522,13 +548,14 @@ mod tests {
             assert!(q.events.len() <= 2 * (300 + 4) + 2 * STALE_SWEEP_FROM);
         }
         assert_eq!(q.len(), 304);
-        let mut wakes: Vec<(Time, usize, usize)> = (0..4)
-            .filter_map(|n| want[n].map(|(t, step)| (t, step, n)))
+        // One instant's wake-ups in node order.
+        let mut wakes: Vec<(Time, usize)> = (0..4)
+            .filter_map(|n| want[n].map(|(t, _)| (t, n)))
             .collect();
         wakes.sort();
         let mut expected: Vec<String> = wakes
             .iter()
-            .map(|(t, _, n)| format!("{}:w{n}", t.as_ps()))
+            .map(|(t, n)| format!("{}:w{n}", t.as_ps()))
             .collect();
         expected.extend((0..300u64).map(|i| format!("{}:e{i}", 1_000_000 + i)));
         let got: Vec<String> = std::iter::from_fn(|| {
