@@ -1,14 +1,15 @@
-//! `lossless run`: the deterministic virtual-time engine.
+//! `lossless run`: the deterministic virtual-time simulation of a scenario's fabric.
 //!
-//! One thread, one event queue ordered by (time, sequence). Switches and host NICs are
-//! sans-IO state machines driven through the one `Node` interface; the engine moves frames
-//! between them over links, wakes each node at its next deadline, applies the scenario's
-//! scheduled events, and lets its observers write pcap and CSV. Same scenario + seed ⇒ the
-//! same events in the same order ⇒ byte-identical outputs.
+//! One thread, one event queue in canonical order (the `lossless-engine` crate: by time,
+//! then the run's own events, then node by node each node's arrivals by port and its
+//! wake-up). Switches and host NICs are sans-IO state machines driven through the one
+//! `Node` interface; the simulation moves frames between them over links, wakes each node
+//! at its next deadline, applies the scenario's scheduled events, and lets its observers
+//! write pcap and CSV. Same scenario + seed ⇒ the same events in the same order ⇒
+//! byte-identical outputs.
 //!
 //! * [`build`]: the nodes, from the scenario; [`cabling`]: who is cabled to whom.
-//! * [`bound`]: when the run ends; [`queue`]: the event queue; [`options`]: what a run is
-//!   given and counts of itself.
+//! * [`bound`]: when the run ends; [`options`]: what a run is given and counts of itself.
 //! * [`network`]: frames between nodes (where virtual time advances for a node);
 //!   [`loss`]: frames lost on the wire on purpose (error rates, `drop` events);
 //!   [`scheduled`]: the scenario's events; [`periodic`]: the window's edges, samples and
@@ -21,8 +22,6 @@ pub mod bound;
 pub mod build;
 pub mod cabling;
 pub mod deadlock;
-mod events;
-pub mod key;
 pub mod loss;
 mod network;
 pub mod observers;
@@ -30,7 +29,6 @@ pub mod options;
 pub mod outcome;
 mod periodic;
 pub mod pfc_log;
-pub mod queue;
 pub mod recorder;
 mod scheduled;
 pub mod timeseries;
@@ -39,15 +37,14 @@ use crate::config::{Measure, Scenario};
 use crate::measure::Samples;
 use cabling::{Cabling, NodeId, Peer};
 use deadlock::DeadlockWatch;
-use key::{Key, RunEvent};
 use lossless_buffer_model::{Time, WireTimes};
+use lossless_engine::{EventQueue, Key, Next, OnWire, RunEvent};
 use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::Switch;
 use lossless_ports::host::Host;
 use observers::Observers;
 pub use observers::OutputFiles;
 pub use options::{EngineStats, Go, RunOptions, SimError, Tick};
-use queue::{EventQueue, Next};
 
 /// What the engine does next.
 enum Ev {
@@ -59,7 +56,7 @@ enum Ev {
         /// The frame is a PFC frame (looked at once, when it was sent, for the count of PFC
         /// frames on the wire).
         pfc: bool,
-        /// Where the frame waits in [`network::OnWire`] (the event stays small: it moves
+        /// Where the frame waits in [`OnWire`] (the event stays small: it moves
         /// through the queue's store twice, the frame once in and once out).
         frame: u32,
     },
@@ -76,7 +73,7 @@ enum Ev {
 }
 
 impl Ev {
-    /// Where the event sits among those of its instant ([`key`]), with `switches` switches
+    /// Where the event sits among those of its instant ([`Key`]), with `switches` switches
     /// numbered before the hosts.
     #[inline]
     fn key(&self, switches: usize) -> Key {
@@ -92,7 +89,7 @@ impl Ev {
 }
 
 // Every pending event sits in the queue's store and is moved in and out of it: keep it
-// small (a frame on the wire waits in `network::OnWire`, not in its arrival event).
+// small (a frame on the wire waits in `OnWire`, not in its arrival event).
 const _: () = assert!(std::mem::size_of::<Ev>() <= 20);
 
 /// A switch in the simulation.
@@ -150,7 +147,7 @@ pub struct Sim {
     /// Frames lost on the wire on purpose.
     loss: loss::Loss,
     /// Frames on the wire, between their transmission and their arrival.
-    on_wire: network::OnWire,
+    on_wire: OnWire,
     observers: Observers,
     measure: Measure,
     /// Port samples where the measurement window opened and closed.
@@ -219,7 +216,7 @@ impl Sim {
             links_up: vec![true; cabling.links],
             loss: loss::Loss::of(&scenario, seed),
             cabling,
-            on_wire: network::OnWire::default(),
+            on_wire: OnWire::default(),
             observers,
             measure: scenario.run.measure,
             window_open: None,

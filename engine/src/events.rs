@@ -25,7 +25,7 @@
 //! it does not flip back and forth; entries may join or leave at the change. The order
 //! handed out is the same either way.
 
-use super::key::Key;
+use crate::key::Key;
 use lossless_buffer_model::Time;
 use std::cmp::Reverse;
 use std::collections::hash_map::Entry as MapEntry;
@@ -106,7 +106,7 @@ enum Order<E> {
 }
 
 /// Pending one-shot events in (time, key, sequence) order.
-pub(super) struct Events<E> {
+pub(crate) struct Events<E> {
     /// The slab of events kept per instant (the list holds its own).
     slots: Vec<Slot<E>>,
     free: Vec<u32>,
@@ -286,8 +286,13 @@ impl Instants {
         match &mut self.front {
             Some((t, bucket)) if *t == time => {
                 // Latest first: below every entry that comes after it, above those with
-                // its key (they came before it).
-                let at = bucket.partition_point(|e| e.0 > key);
+                // its key (they came before it). What joins the instant being handled is
+                // a node's wake-up, due just after the event being handled: a short walk
+                // from the end finds its place.
+                let mut at = bucket.len();
+                while at > 0 && bucket[at - 1].0 <= key {
+                    at -= 1;
+                }
                 bucket.insert(at, (key, s));
             }
             _ => match self.others.entry(time) {
@@ -353,7 +358,9 @@ impl Instants {
             return false;
         };
         let mut bucket = self.others.remove(&t).expect("each time has its bucket");
-        // Stable: the events of one key stay in the order they came.
+        // Stable: the events of one key stay in the order they came. (An unstable sort on
+        // key and place in the bucket took more instructions, 1 % of all on the K=8 fat
+        // tree: a bucket's entries come partly in order, and the stable sort takes runs.)
         bucket.sort_by_key(|e| e.0);
         bucket.reverse();
         self.front = Some((t, bucket));

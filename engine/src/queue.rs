@@ -1,16 +1,16 @@
 //! The event queue of the virtual-time engine, in canonical order: by time, then by
 //! [`Key`] (the run's own events, then each node's arrivals by port and its wake-up), so a
-//! run's outcome does not depend on who scheduled first ([`super::key`]).
+//! run's outcome does not depend on who scheduled first ([`crate::key`]).
 //!
-//! The one-shot events ([`super::events`]: one sorted list while few are pending, a bucket
+//! The one-shot events ([`crate::events`]: one sorted list while few are pending, a bucket
 //! per instant while many are) and the nodes' wake-ups, at most one per node, share that
 //! order. While the events are in one list, the wake-ups are in an indexed heap of their
 //! own, moved in place when a node's deadline changes (a single switch's NICs move theirs
 //! at every PFC frame); while the events are kept per instant, the wake-ups are entries
 //! among them (see [`EventQueue`]).
 
-use super::events::Events;
-use super::key::Key;
+use crate::events::Events;
+use crate::key::Key;
 use lossless_buffer_model::Time;
 
 /// What `pop` returns.
@@ -390,7 +390,7 @@ impl<E> Default for EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::key::RunEvent;
+    use crate::key::RunEvent;
 
     fn drain(q: &mut EventQueue<char>) -> Vec<String> {
         std::iter::from_fn(|| {
