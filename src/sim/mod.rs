@@ -295,6 +295,13 @@ impl Sim {
             if t > self.end {
                 break;
             }
+            // A run waiting for idle ends once an instant is done and leaves the network
+            // idle: checked when the next instant begins, so that every event of an
+            // instant is handled (whether one node's event left the network idle before
+            // another's at that instant depends on the order between them).
+            if t > self.now && self.until_idle && self.idle() {
+                break;
+            }
             self.now = t;
             self.observers.instant(t, &self.switches, &mut self.hosts)?;
             match ev {
@@ -336,9 +343,6 @@ impl Sim {
                     break;
                 }
             }
-            if self.until_idle && self.idle() {
-                break;
-            }
         }
         self.finish(wall)
     }
@@ -374,7 +378,7 @@ impl Sim {
     /// Nothing on the wire, all flows done, every switch queue empty, nothing pending on
     /// any NIC — link upkeep aside: CBFC's periodic credit updates go on for ever on a
     /// settled link (every credit back, nothing held), so they neither keep the run going
-    /// nor count as traffic on the wire. Out of line: asked after every event of a run
+    /// nor count as traffic on the wire. Out of line: asked at every new instant of a run
     /// waiting for idle, it should not weigh on the loop of every other run.
     #[inline(never)]
     fn idle(&self) -> bool {
