@@ -219,11 +219,14 @@ fn pfc_basics_answers() {
         x as u64 + 1536,
         "the log's largest shared use at XOFF"
     );
-    // 2. The cycle: after start-up, a PG's XOFFs come exactly 9 frame times apart (the
-    //    three PGs take turns one frame time apart; the egress sends 9 frames per 9, 3 of
-    //    each PG), until the bursts shaped by the first pauses reach the head of the
-    //    queue: 12 MB at 12.5 B/ns = 960 µs after the first XOFF. A few microseconds
-    //    later the turn is back, to the end of the run.
+    // 2. The cycle: after start-up, a PG's XOFFs come exactly 9 frame times apart. Each
+    //    PG takes 3 frames a turn: after its XON (6.72 ns) and the cable (10 ns), the
+    //    host's frame lands 1.22 frame times later, the next one crosses the limit (XOFF)
+    //    and a third is on the wire; the PG sends XON once all three have left (headroom
+    //    first), and the egress sends one frame per frame time: 3 × 3 = 9. So until the
+    //    bursts shaped by the first pauses reach the head of the queue: 12 MB at
+    //    12.5 B/ns = 960 µs after the first XOFF. A few microseconds later the turn is
+    //    back, to the end of the run.
     let change_ps = (expect_ns + 12e6 / 12.5) * 1e3;
     for p in &ports[1..4] {
         let name = format!("tor:{}", p["port"].as_str().unwrap());

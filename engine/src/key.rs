@@ -13,7 +13,7 @@
 //! docs/architecture.md ("One instant, in a fixed order") says why this order.
 
 /// Where an event sits among the events of its instant: smaller first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Key(u64);
 
 /// Bits below a node's number: its ports, and the wake-up above them.

@@ -58,12 +58,20 @@ pub struct Groups {
     down: PortSet,
 }
 
-/// SplitMix64 finaliser: spreads the bits of `x` over the whole word.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+/// SplitMix64's increment (2^64 / φ): consecutive multiples of it, spread, are unrelated.
+pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's finaliser: spreads the bits of `z` over the whole word (seeds of random
+/// streams drawn from one run seed: a group's, a link direction's).
+pub fn spread(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// One SplitMix64 step from `x`: spreads the bits of `x` over the whole word.
+fn mix(x: u64) -> u64 {
+    spread(x.wrapping_add(GOLDEN_GAMMA))
 }
 
 /// Is member `m`'s port in the `down` set?

@@ -1,13 +1,14 @@
 //! Loss you cause. A link may have a frame error rate (each frame, each direction, an
 //! independent draw from that direction's own seeded stream, so what one link loses does
-//! not depend on how many frames others carried, or in what order): such a frame arrives corrupted, its receiver's FCS check
-//! fails (`rx_bad_fcs`, drop reason `bad_fcs`), and link-level retry, where the link
-//! speaks it, asks for it again. An event may lose the next N data frames a port sends
-//! whole (the receiver sees a gap). Both are counted per link and direction as injected,
-//! apart from every buffer drop.
+//! not depend on how many frames others carried, or in what order): such a frame arrives
+//! corrupted, its receiver's FCS check fails (`rx_bad_fcs`, drop reason `bad_fcs`), and
+//! link-level retry, where the link speaks it, asks for it again. An event may lose the
+//! next N data frames a port sends whole (the receiver sees a gap). Both are counted per
+//! link and direction as injected, apart from every buffer drop.
 
 use super::cabling::NodeId;
 use crate::config::{ErrorRate, Scenario};
+use lossless_pipeline::groups::{spread, GOLDEN_GAMMA};
 use lossless_pipeline::Packet;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -19,10 +20,7 @@ const WIRE_SEED: u64 = 0x5EED_0FF1_BE00_u64;
 /// seed and the stream's number mixed (SplitMix64's finalizer), so that streams of
 /// neighbouring links are unrelated.
 fn stream_seed(seed: u64, stream: u64) -> u64 {
-    let mut z = (seed ^ WIRE_SEED).wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    spread((seed ^ WIRE_SEED).wrapping_add(stream.wrapping_mul(GOLDEN_GAMMA)))
 }
 
 /// What the wire does to one frame.
