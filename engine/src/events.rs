@@ -187,6 +187,15 @@ impl<E> Events<E> {
         }
     }
 
+    /// The earliest event's time (without the scan of its bucket [`Events::peek`] may do).
+    #[inline]
+    pub fn peek_time(&self) -> Option<Time> {
+        match &self.order {
+            Order::List(l) => l.front().map(|e| e.time),
+            Order::Instants(i) => i.peek_time(),
+        }
+    }
+
     /// Take the earliest event out: its time, sequence number and the event.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, u64, E)> {
@@ -323,6 +332,20 @@ impl Instants {
         }
     }
 
+    /// The earliest event's time.
+    #[inline]
+    fn peek_time(&self) -> Option<Time> {
+        let front = self
+            .front
+            .as_ref()
+            .and_then(|(t, b)| (!b.is_empty()).then_some(*t));
+        let other = self.times.peek().map(|Reverse(t)| *t);
+        match (front, other) {
+            (Some(f), Some(o)) => Some(f.min(o)),
+            (f, o) => f.or(o),
+        }
+    }
+
     /// Unlink the earliest event: its time and slot.
     #[inline(always)]
     fn pop(&mut self) -> Option<(Time, u32)> {
@@ -408,6 +431,7 @@ mod tests {
                     want.sort_unstable_by(|a, b| b.cmp(a));
                     let w = want.pop().map(|(t, _, s)| (t, s));
                     let peeked = ev.peek();
+                    assert_eq!(ev.peek_time(), peeked.map(|p| p.0));
                     let got = ev.pop().map(|(t, _, e)| (t.as_ps(), e));
                     if ev.sparse() {
                         ev.keep_in_one_list(|_, _, e| Some(e));

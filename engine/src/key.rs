@@ -57,6 +57,16 @@ impl Key {
         Key(NODE_EVENTS | ((node as u64) << NODE_SHIFT) | WAKE)
     }
 
+    /// The node whose wake-up this key is (None: a frame's arrival or the run's event).
+    #[inline]
+    pub const fn woken(self) -> Option<usize> {
+        if self.0 & NODE_EVENTS != 0 && self.0 & WAKE == WAKE {
+            Some(((self.0 & !NODE_EVENTS) >> NODE_SHIFT) as usize)
+        } else {
+            None
+        }
+    }
+
     /// The key as one number (ordered as the keys are).
     #[inline]
     pub const fn get(self) -> u64 {
@@ -86,5 +96,9 @@ mod tests {
             Key::wake(1 << 40),
         ];
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+        assert_eq!(Key::wake(0).woken(), Some(0));
+        assert_eq!(Key::wake(1 << 40).woken(), Some(1 << 40));
+        assert_eq!(Key::arrival(3, 2).woken(), None);
+        assert_eq!(Key::run(RunEvent::DeadlockCheck, u32::MAX).woken(), None);
     }
 }

@@ -326,15 +326,38 @@ impl<E> EventQueue<E> {
     /// The earliest event or wake-up.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Next<E>)> {
+        self.pop_before(Time(u64::MAX))
+    }
+
+    /// The earliest event or wake-up if it is due before `limit` (None: nothing is; what
+    /// is due at `limit` or later stays). A share of the fabric run up to the edge of a
+    /// window takes its events this way.
+    #[inline]
+    pub fn pop_before(&mut self, limit: Time) -> Option<(Time, Next<E>)> {
         if self.events.per_instant() {
-            return self.pop_among_events();
+            return self.pop_among_events(limit);
         }
         self.settle();
         let take_wake = match (self.events.peek(), self.wakes.peek()) {
             (None, None) => return None,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (Some(e), Some(w)) => order(w.0, w.1) < order(e.0, e.1),
+            (Some(e), None) => {
+                if e.0 >= limit {
+                    return None;
+                }
+                false
+            }
+            (None, Some(w)) => {
+                if w.0 >= limit {
+                    return None;
+                }
+                true
+            }
+            (Some(e), Some(w)) => {
+                if e.0.min(w.0) >= limit {
+                    return None;
+                }
+                order(w.0, w.1) < order(e.0, e.1)
+            }
         };
         if take_wake {
             let (time, node) = self.wakes.heap[0];
@@ -348,10 +371,13 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// `pop` while the wake-ups are among the events.
+    /// `pop_before` while the wake-ups are among the events.
     #[inline]
-    fn pop_among_events(&mut self) -> Option<(Time, Next<E>)> {
+    fn pop_among_events(&mut self, limit: Time) -> Option<(Time, Next<E>)> {
         let popped = loop {
+            if self.events.peek_time()? >= limit {
+                return None;
+            }
             match self.events.pop()? {
                 (time, _, Item::Event(e)) => break (time, Next::Event(e)),
                 (time, seq, Item::Wake(n)) => {
@@ -368,6 +394,32 @@ impl<E> EventQueue<E> {
             self.wakes_into_heap();
         }
         Some(popped)
+    }
+
+    /// When the earliest pending event or wake-up is due (wake-up entries left behind
+    /// before it are dropped, so the time is one something happens at).
+    pub fn next_time(&mut self) -> Option<Time> {
+        if self.events.per_instant() {
+            loop {
+                let (time, key) = self.events.peek()?;
+                let Some(n) = key.woken() else {
+                    return Some(time);
+                };
+                if self.due[n].map(|d| d.0) == Some(time) {
+                    return Some(time);
+                }
+                // Every entry of that node's wake-up at that instant was left behind.
+                self.events.pop();
+                self.stale -= 1;
+            }
+        }
+        self.settle();
+        let event = self.events.peek_time();
+        let wake = self.wakes.peek().map(|w| w.0);
+        match (event, wake) {
+            (Some(e), Some(w)) => Some(e.min(w)),
+            (e, w) => e.or(w),
+        }
     }
 
     /// Number of pending events and wake-ups.
@@ -487,22 +539,37 @@ mod tests {
                             .enumerate()
                             .filter_map(|(n, w)| w.map(|w| (w, Key::wake(n), n)));
                         let w = w.min();
-                        let want = match (e, w) {
+                        // The earliest: an event (its index) or a wake-up (its node).
+                        let first = match (e, w) {
                             (None, None) => None,
                             (Some((i, e)), w)
                                 if w.is_none_or(|(wt, wk, _)| (e.0, e.1) < (wt, wk)) =>
                             {
-                                let e = *e;
-                                events.swap_remove(i);
-                                Some(format!("{}:e{}", e.0, e.3))
+                                Some((e.0, Ok(i)))
                             }
-                            (_, Some((wt, _, n))) => {
-                                wakes[n] = None;
-                                Some(format!("{wt}:w{n}"))
-                            }
+                            (_, Some((wt, _, n))) => Some((wt, Err(n))),
                             _ => unreachable!(),
                         };
-                        let got = q.pop().map(|(t, n)| match n {
+                        assert_eq!(q.next_time(), first.map(|f| Time(f.0)), "seed {seed}");
+                        // Taken up to a window's edge now and then: before it, at it, after it.
+                        let limit = match (r >> 28) % 4 {
+                            0 => first.map_or(u64::MAX, |f| f.0 + (r >> 30) % 3).max(1) - 1,
+                            _ => u64::MAX,
+                        };
+                        let want = match first {
+                            Some((t, which)) if t < limit => Some(match which {
+                                Ok(i) => {
+                                    let e = events.swap_remove(i);
+                                    format!("{}:e{}", e.0, e.3)
+                                }
+                                Err(n) => {
+                                    wakes[n] = None;
+                                    format!("{t}:w{n}")
+                                }
+                            }),
+                            _ => None,
+                        };
+                        let got = q.pop_before(Time(limit)).map(|(t, n)| match n {
                             Next::Event(id) => format!("{}:e{id}", t.as_ps()),
                             Next::Wake(n) => format!("{}:w{n}", t.as_ps()),
                         });

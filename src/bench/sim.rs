@@ -20,6 +20,8 @@ pub struct Result {
     pub outputs: bool,
     /// Runs.
     pub runs: usize,
+    /// Threads the fabric ran on.
+    pub threads: usize,
     /// Simulated time per run, ps.
     pub sim_time_ps: u64,
     /// Packet-hops per run.
@@ -45,10 +47,15 @@ pub struct Options {
     pub outputs: bool,
     /// Override the run length.
     pub duration: Option<Time>,
+    /// Threads (None: as `lossless run` chooses).
+    pub threads: Option<usize>,
 }
 
-/// One run of `scenario`: (sim time, hops, events, wall).
-fn once(scenario: &Scenario, opts: Options) -> std::result::Result<(Time, u64, u64, f64), String> {
+/// One run of `scenario`: (sim time, hops, events, wall, threads).
+fn once(
+    scenario: &Scenario,
+    opts: Options,
+) -> std::result::Result<(Time, u64, u64, f64, usize), String> {
     let mut sc = scenario.clone();
     if !opts.outputs {
         sc.run.outputs.pcap = None;
@@ -56,6 +63,7 @@ fn once(scenario: &Scenario, opts: Options) -> std::result::Result<(Time, u64, u
     }
     let ro = RunOptions {
         duration: opts.duration,
+        threads: opts.threads,
         ..RunOptions::default()
     };
     let mut sim = Sim::new(sc, &ro).map_err(|e| e.to_string())?;
@@ -66,6 +74,7 @@ fn once(scenario: &Scenario, opts: Options) -> std::result::Result<(Time, u64, u
         o.stats.packet_hops,
         o.stats.events,
         o.stats.wall_time_s,
+        o.stats.threads,
     ))
 }
 
@@ -78,17 +87,18 @@ pub fn run(scenario: &Scenario, opts: Options) -> std::result::Result<Result, St
     let mut walls = Vec::new();
     let mut first = None;
     for _ in 0..runs {
-        let (end, hops, events, wall) = once(scenario, opts)?;
-        first.get_or_insert((end, hops, events));
+        let (end, hops, events, wall, threads) = once(scenario, opts)?;
+        first.get_or_insert((end, hops, events, threads));
         walls.push(wall.max(1e-9));
     }
-    let (end, hops, events) = first.expect("at least one run");
+    let (end, hops, events, threads) = first.expect("at least one run");
     let per = |f: &dyn Fn(f64) -> f64| Spread::of(&walls.iter().map(|w| f(*w)).collect::<Vec<_>>());
     Ok(Result {
         machine: Machine::here(),
         scenario: scenario.name.clone(),
         outputs: opts.outputs,
         runs,
+        threads,
         sim_time_ps: end.as_ps(),
         packet_hops: hops,
         events,
@@ -119,6 +129,8 @@ pub fn instructions_per_hop(
             "--duration".into(),
             format!("{}ps", t.as_ps()),
             "--quiet".into(),
+            "--threads".into(),
+            "1".into(),
             "--json".into(),
             json.display().to_string(),
         ];
@@ -150,10 +162,12 @@ pub fn instructions_per_hop(
 pub fn render(r: &Result) -> String {
     let mut o =
         format!(
-        "bench sim {}: {} runs of {} simulated, {} packet-hops, {} events each{}; {} ({} CPUs)\n",
+        "bench sim {}: {} runs of {} simulated on {} thread{}, {} packet-hops, {} events each{}; {} ({} CPUs)\n",
         r.scenario,
         r.runs,
         Time(r.sim_time_ps),
+        r.threads,
+        if r.threads == 1 { "" } else { "s" },
         r.packet_hops,
         r.events,
         if r.outputs { ", with outputs" } else { ", no outputs" },

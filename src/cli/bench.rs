@@ -85,7 +85,11 @@ pub struct SimArgs {
     /// Write the scenario's pcap and CSV outputs too (left out by default).
     #[arg(long)]
     with_outputs: bool,
-    /// Also count instructions per packet-hop under valgrind (cachegrind).
+    /// Run the fabric on N threads, as `lossless run --threads` (default: as `run`
+    /// chooses). Instructions are counted on one thread whatever this says.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
+    /// Also count instructions per packet-hop under valgrind (cachegrind), on one thread.
     #[arg(long)]
     instructions: bool,
     /// Write the result as JSON here.
@@ -192,6 +196,7 @@ fn bench_sim(a: SimArgs) -> Result<(), String> {
         runs: a.runs,
         outputs: a.with_outputs,
         duration: a.duration,
+        threads: a.threads.map(usize::from),
     };
     let mut r = sim::run(&loaded.scenario, opts)?;
     if a.instructions {

@@ -38,6 +38,16 @@ pub struct RunArgs {
     /// left out, each with a warning.
     #[arg(long, value_parser = run_length)]
     pub(super) duration: Option<Time>,
+    /// Run the fabric on N threads (default: one per core for a fabric of at least 16
+    /// switches whose switch-to-switch links take at least 100 ns and whose samples and
+    /// checks come at least 10 us apart, else one). The
+    /// switches are split into shares of consecutive switches, each host with its switch;
+    /// the shares run side by side in windows as long as the shortest link between them
+    /// takes, so the outcome is byte-identical for every N. A run without a duration
+    /// (waiting for idle) and a `sample: change` time series look at every instant and run
+    /// on one thread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(super) threads: Option<u16>,
     /// No text report and no progress.
     #[arg(long, short)]
     pub(super) quiet: bool,
@@ -165,9 +175,15 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
         record_window: a.plot_window,
         max_plot_samples: MAX_PLOT_SAMPLES as usize,
         pfc_log: a.pfc_log.clone(),
+        threads: a.threads.map(usize::from),
         created,
     };
     let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    if let (Some(asked), Some(why)) = (a.threads, sim.one_thread_because()) {
+        if asked > 1 && !a.quiet {
+            eprintln!("note: --threads {asked}: this run {why}, so it runs on one thread");
+        }
+    }
     let mut bar = Progress::new(if a.quiet {
         ProgressMode::Off
     } else {

@@ -167,6 +167,7 @@ fn run_one(
     let opts = RunOptions {
         seed: a.seed,
         duration: a.duration,
+        threads: a.threads.map(usize::from),
         ..RunOptions::default()
     };
     let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;

@@ -558,6 +558,7 @@ pub fn report(o: &Outcome) -> Report {
         measure: measure(&o.window),
         wall_time_s: st.wall_time_s,
         events: st.events,
+        threads: st.threads,
         packet_hops: Some(st.packet_hops),
         totals: t,
         engine: Some(EngineReport {

@@ -36,6 +36,7 @@ pub fn switches(s: &Scenario, seed: u64, cabling: &Cabling) -> Vec<SwitchNode> {
                 sw,
                 peers: cabling.switch_peers[si].clone(),
                 same_time_wakes: (Time::ZERO, 0),
+                taps: Default::default(),
             }
         })
         .collect()

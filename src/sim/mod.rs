@@ -1,15 +1,18 @@
 //! `lossless run`: the deterministic virtual-time simulation of a scenario's fabric.
 //!
-//! One thread, one event queue in canonical order (the `lossless-engine` crate: by time,
-//! then the run's own events, then node by node each node's arrivals by port and its
-//! wake-up). Switches and host NICs are sans-IO state machines driven through the one
-//! `Node` interface; the simulation moves frames between them over links, wakes each node
-//! at its next deadline, applies the scenario's scheduled events, and lets its observers
-//! write pcap and CSV. Same scenario + seed ⇒ the same events in the same order ⇒
-//! byte-identical outputs.
+//! Events in canonical order (the `lossless-engine` crate: by time, then the run's own
+//! events, then node by node each node's arrivals by port and its wake-up). Switches and
+//! host NICs are sans-IO state machines driven through the one `Node` interface; the
+//! simulation moves frames between them over links, wakes each node at its next deadline,
+//! applies the scenario's scheduled events, and lets its observers write pcap and CSV. The
+//! nodes run in shares, one thread each ([`threads`]; one share on one thread by default
+//! for small fabrics). Same scenario + seed ⇒ every node sees the same events in the same
+//! order, on any number of threads ⇒ byte-identical outputs.
 //!
 //! * [`build`]: the nodes, from the scenario; [`cabling`]: who is cabled to whom.
 //! * [`bound`]: when the run ends; [`options`]: what a run is given and counts of itself.
+//! * [`share`]: the nodes one thread runs and what is pending for them; [`threads`]:
+//!   shares side by side, window by window;
 //! * [`network`]: frames between nodes (where virtual time advances for a node);
 //!   [`loss`]: frames lost on the wire on purpose (error rates, `drop` events);
 //!   [`scheduled`]: the scenario's events; [`periodic`]: the window's edges, samples and
@@ -31,6 +34,8 @@ mod periodic;
 pub mod pfc_log;
 pub mod recorder;
 mod scheduled;
+mod share;
+pub mod threads;
 pub mod timeseries;
 
 use crate::config::{Measure, Scenario};
@@ -38,28 +43,18 @@ use crate::measure::Samples;
 use cabling::{Cabling, NodeId, Peer};
 use deadlock::DeadlockWatch;
 use lossless_buffer_model::{Time, WireTimes};
-use lossless_engine::{EventQueue, Key, Next, OnWire, RunEvent};
+use lossless_engine::{EventQueue, Key, Next, RunEvent};
 use lossless_pipeline::config::FlowControl;
 use lossless_pipeline::Switch;
 use lossless_ports::host::Host;
-use observers::Observers;
 pub use observers::OutputFiles;
+use observers::{Observers, Taps};
 pub use options::{EngineStats, Go, RunOptions, SimError, Tick};
+use share::{Fabric, Placement, Reached, Share};
 
-/// What the engine does next.
+/// The run's own events: what happens to the whole fabric at one instant, before any node
+/// acts at that instant.
 enum Ev {
-    /// The last bit of the frame in `frame` reaches `node`'s `port` over `link`.
-    Arrive {
-        node: NodeId,
-        port: u16,
-        link: u32,
-        /// The frame is a PFC frame (looked at once, when it was sent, for the count of PFC
-        /// frames on the wire).
-        pfc: bool,
-        /// Where the frame waits in [`OnWire`] (the event stays small: it moves
-        /// through the queue's store twice, the frame once in and once out).
-        frame: u32,
-    },
     /// The scenario's scheduled event (index into its events).
     Scheduled(u32),
     /// Take a time-series sample.
@@ -73,12 +68,9 @@ enum Ev {
 }
 
 impl Ev {
-    /// Where the event sits among those of its instant ([`Key`]), with `switches` switches
-    /// numbered before the hosts.
-    #[inline]
-    fn key(&self, switches: usize) -> Key {
+    /// Where the event sits among those of its instant ([`Key`]).
+    fn key(&self) -> Key {
         match *self {
-            Ev::Arrive { node, port, .. } => Key::arrival(node.number(switches), port),
             Ev::Scheduled(i) => Key::run(RunEvent::Scheduled, i),
             Ev::Measure(open) => Key::run(RunEvent::Window, open as u32),
             Ev::Sample => Key::run(RunEvent::Sample, 0),
@@ -87,10 +79,6 @@ impl Ev {
         }
     }
 }
-
-// Every pending event sits in the queue's store and is moved in and out of it: keep it
-// small (a frame on the wire waits in `OnWire`, not in its arrival event).
-const _: () = assert!(std::mem::size_of::<Ev>() <= 20);
 
 /// A switch in the simulation.
 pub struct SwitchNode {
@@ -103,6 +91,22 @@ pub struct SwitchNode {
     pub wires: Vec<WireTimes>,
     /// Wakes asked for at one instant in a row: (that instant, how many).
     same_time_wakes: (Time, u32),
+    /// Captures of its ports.
+    pub taps: Taps,
+}
+
+impl SwitchNode {
+    /// Its port `port` saw `pkt` at `t` (received, or started): captured if the port is.
+    #[inline]
+    fn capture(
+        &mut self,
+        port: usize,
+        t: Time,
+        pkt: &lossless_pipeline::Packet,
+        failed: &mut Option<SimError>,
+    ) {
+        self.taps.frame(port, t, pkt, failed);
+    }
 }
 
 /// A host in the simulation.
@@ -139,15 +143,23 @@ pub struct Sim {
     /// Some port speaks CBFC: its credit updates may stay on the wire when all is idle.
     credit_links: bool,
     now: Time,
+    /// The run's own events.
     queue: EventQueue<Ev>,
     switches: Vec<SwitchNode>,
     hosts: Vec<HostNode>,
     cabling: Cabling,
     links_up: Vec<bool>,
-    /// Frames lost on the wire on purpose.
+    /// Frames lost on the wire on purpose: each share draws for the links its nodes send
+    /// on; summed here when the run ends.
     loss: loss::Loss,
-    /// Frames on the wire, between their transmission and their arrival.
-    on_wire: OnWire,
+    /// The nodes in shares, each with its pending events and frames on the wire.
+    shares: Vec<Share>,
+    /// Which share runs each node.
+    placement: Placement,
+    /// How far past the earliest pending event every share may run (several shares).
+    lookahead: Time,
+    /// The first capture write that failed outside the shares (an injected frame).
+    failed: Option<SimError>,
     observers: Observers,
     measure: Measure,
     /// Port samples where the measurement window opened and closed.
@@ -192,7 +204,30 @@ impl Sim {
                 h.host.track_wire_time(lag);
             }
         }
-        let observers = Observers::create(&scenario, opts, &switches, &hosts)?;
+        let observers = Observers::create(&scenario, opts, &mut switches, &hosts)?;
+        let threads = if b.until_idle || observers.on_change() {
+            1
+        } else {
+            // The shortest period of the run's own events: each one starts the threads anew.
+            let series = match scenario.run.outputs.timeseries.as_ref().map(|t| t.sample) {
+                Some(crate::config::Sampling::Every(i)) => Some(i),
+                _ => None,
+            };
+            let checks = (!scenario.run.links.is_empty())
+                .then(|| Time(scenario.run.deadlock_time.as_ps() / 8));
+            let every = [opts.record, series, checks].into_iter().flatten().min();
+            opts.threads
+                .unwrap_or_else(|| threads::auto(&switches, &hosts, every))
+        };
+        let plan = threads::plan(&switches, &hosts, threads);
+        let loss = loss::Loss::of(&scenario, seed);
+        let count = plan.shares.len();
+        let shares: Vec<Share> = plan
+            .shares
+            .into_iter()
+            .enumerate()
+            .map(|(i, nodes)| Share::new(i as u32, count, nodes, loss.clone()))
+            .collect();
         let pfc_log = match &opts.pfc_log {
             Some(path) => Some(lossless_sys::output::OutputFile::create(path).map_err(
                 |source| SimError::Output {
@@ -214,9 +249,12 @@ impl Sim {
             switches,
             hosts,
             links_up: vec![true; cabling.links],
-            loss: loss::Loss::of(&scenario, seed),
+            loss,
+            shares,
+            placement: plan.placement,
+            lookahead: plan.lookahead.unwrap_or(Time(u64::MAX)),
+            failed: None,
             cabling,
-            on_wire: OnWire::default(),
             observers,
             measure: scenario.run.measure,
             window_open: None,
@@ -235,6 +273,22 @@ impl Sim {
         })
     }
 
+    /// How many threads the run takes (shares of the fabric).
+    pub fn threads(&self) -> usize {
+        self.shares.len()
+    }
+
+    /// Why the run takes one thread whatever `--threads` says (None: it takes them).
+    pub fn one_thread_because(&self) -> Option<&'static str> {
+        if self.until_idle {
+            Some("waits for idle (no duration), which is looked for at every instant")
+        } else if self.observers.on_change() {
+            Some("writes its time series at every change (`sample: change`)")
+        } else {
+            None
+        }
+    }
+
     /// Current virtual time.
     pub fn now(&self) -> Time {
         self.now
@@ -242,8 +296,7 @@ impl Sim {
 
     /// Schedule the run's own event `ev` at `t`.
     fn push(&mut self, t: Time, ev: Ev) {
-        let key = ev.key(self.switches.len());
-        self.queue.push(t, key, ev);
+        self.queue.push(t, ev.key(), ev);
     }
 
     /// The first event of everything that runs on its own: scheduled events, the window's
@@ -288,10 +341,26 @@ impl Sim {
 
     /// Run to the end; `tick` is called now and then with where the run stands, and may
     /// stop it there ([`Go::Stop`]: the run ends at the time reached, marked interrupted).
+    ///
+    /// Instant by instant: the run's own events at an instant first, with the whole fabric
+    /// there; then the nodes' events up to the next of the run's own (the shares side by
+    /// side) or, when something looks at every instant (a run waiting for idle, a time
+    /// series written at every change), up to the end of the instant.
     pub fn run(&mut self, mut tick: impl FnMut(Tick) -> Go) -> Result<(), SimError> {
         let wall = std::time::Instant::now();
         self.start();
-        while let Some((t, ev)) = self.queue.pop() {
+        let per_instant = self.until_idle || self.observers.on_change();
+        let end = (!self.until_idle).then_some(self.end);
+        loop {
+            let run_next = self.queue.next_time();
+            let nodes_next = self
+                .shares
+                .iter_mut()
+                .filter_map(|s| s.queue.next_time())
+                .min();
+            let Some(t) = run_next.into_iter().chain(nodes_next).min() else {
+                break;
+            };
             if t > self.end {
                 break;
             }
@@ -304,47 +373,105 @@ impl Sim {
             }
             self.now = t;
             self.observers.instant(t, &self.switches, &mut self.hosts)?;
+            if run_next != Some(t) {
+                let limit = run_next
+                    .unwrap_or(Time(u64::MAX))
+                    .min(self.end.saturating_add(Time(1)));
+                let limit = if per_instant {
+                    limit.min(t + Time(1))
+                } else {
+                    limit
+                };
+                if self.advance(limit, end, &mut tick) == Go::Stop {
+                    self.interrupted = Some(end);
+                    break;
+                }
+                if let Some(e) = self.failure() {
+                    return Err(e);
+                }
+                continue;
+            }
+            let Some((_, Next::Event(ev))) = self.queue.pop() else {
+                unreachable!("the run's own events are events, not wake-ups");
+            };
             match ev {
                 // Watching changes nothing, so it is not counted as an event.
-                Next::Event(Ev::Record) => {
+                Ev::Record => {
                     self.record();
                     continue;
                 }
-                Next::Event(Ev::DeadlockCheck) => {
+                Ev::DeadlockCheck => {
                     if self.check_deadlock() {
                         self.stopped_by_deadlock = true;
                         break;
                     }
                     continue;
                 }
-                Next::Event(Ev::Arrive {
-                    node,
-                    port,
-                    link,
-                    pfc,
-                    frame,
-                }) => self.arrive(node, port as usize, link, pfc, frame),
-                Next::Wake(i) => self.wake(self.node_at(i)),
-                Next::Event(Ev::Scheduled(i)) => self.scheduled_event(i as usize),
-                Next::Event(Ev::Sample) => self.sample()?,
-                Next::Event(Ev::Measure(open)) => self.sample_window(open),
+                Ev::Scheduled(i) => self.scheduled_event(i as usize),
+                Ev::Sample => self.sample()?,
+                Ev::Measure(open) => self.sample_window(open),
             }
             self.stats.events += 1;
-            if let Some(e) = self.observers.failure() {
+            if let Some(e) = self.failure() {
                 return Err(e);
-            }
-            if self.stats.events & 0xFFFF == 0 {
-                let at = Tick {
-                    now: t,
-                    end: (!self.until_idle).then_some(self.end),
-                };
-                if tick(at) == Go::Stop {
-                    self.interrupted = Some(at.end);
-                    break;
-                }
             }
         }
         self.finish(wall)
+    }
+
+    /// Handle the nodes' events before `limit`: on this thread with one share, side by
+    /// side with several. Stops early when `tick` says so.
+    fn advance(&mut self, limit: Time, end: Option<Time>, tick: &mut impl FnMut(Tick) -> Go) -> Go {
+        let fabric = Fabric {
+            placement: &self.placement,
+            links_up: &self.links_up,
+            switches: self.switches.len(),
+            end: self.end,
+        };
+        if let [share] = self.shares.as_mut_slice() {
+            let mut all = share::All {
+                switches: &mut self.switches,
+                hosts: &mut self.hosts,
+            };
+            loop {
+                let reached = share.run_until(limit, &mut all, fabric, true);
+                self.now = self.now.max(share.last);
+                if reached == Reached::Limit {
+                    return Go::On;
+                }
+                if tick(Tick { now: self.now, end }) == Go::Stop {
+                    return Go::Stop;
+                }
+            }
+        }
+        let (go, reached) = threads::advance(
+            &mut self.shares,
+            &mut self.switches,
+            &mut self.hosts,
+            fabric,
+            self.lookahead,
+            limit,
+            end,
+            tick,
+        );
+        let last = self
+            .shares
+            .iter()
+            .map(|s| s.last)
+            .max()
+            .unwrap_or(Time::ZERO);
+        self.now = match go {
+            Go::On => self.now.max(last),
+            Go::Stop => self.now.max(reached),
+        };
+        go
+    }
+
+    /// The first capture write that failed, if any (taken: the run stops with it).
+    fn failure(&mut self) -> Option<SimError> {
+        self.failed
+            .take()
+            .or_else(|| self.shares.iter_mut().find_map(|s| s.failed.take()))
     }
 
     /// Close the run: its end, the window's last edge, the files, the hosts' counts.
@@ -358,7 +485,14 @@ impl Sim {
             self.sample_window(false);
         }
         self.record_end();
-        self.observers.finish(&self.switches, &mut self.hosts)?;
+        for share in &mut self.shares {
+            self.stats.add(&share.stats);
+            for (sum, drawn) in self.loss.injected.iter_mut().zip(&share.loss.injected) {
+                sum[0] += drawn[0];
+                sum[1] += drawn[1];
+            }
+        }
+        self.observers.finish(&mut self.switches, &mut self.hosts)?;
         if let Some(out) = self.pfc_log.take() {
             let path = out.path().to_path_buf();
             pfc_log::write(out, self.switches.iter_mut().map(|n| &mut n.sw)).map_err(|source| {
@@ -372,6 +506,7 @@ impl Sim {
         self.stats.misdelivered = self.hosts.iter().map(|h| h.host.misdelivered).sum();
         self.stats.host_drops = self.hosts.iter().map(|h| h.host.dropped).sum();
         self.stats.wall_time_s = wall.elapsed().as_secs_f64();
+        self.stats.threads = self.shares.len();
         Ok(())
     }
 
@@ -382,7 +517,7 @@ impl Sim {
     /// waiting for idle, it should not weigh on the loop of every other run.
     #[inline(never)]
     fn idle(&self) -> bool {
-        let wire_empty = self.on_wire.is_empty();
+        let wire_empty = self.wire_empty();
         if !wire_empty && !self.credit_links {
             return false;
         }
@@ -390,7 +525,41 @@ impl Sim {
             h.host.flows_done(self.now) && (h.host.next_transmit().is_none() || h.host.settled())
         }) && self.switches.iter().all(|s| {
             (0..s.sw.ports().len()).all(|p| s.sw.next_transmit(p).is_none() || s.sw.settled(p))
-        }) && (wire_empty || self.on_wire.only_upkeep())
+        }) && (wire_empty || self.shares.iter().all(|s| s.on_wire.only_upkeep()))
+    }
+
+    /// No frame is on any wire (between shares, none is: what crosses is handed over
+    /// before the run's own events).
+    fn wire_empty(&self) -> bool {
+        self.shares.iter().all(|s| s.on_wire.is_empty())
+    }
+
+    /// Node `id`'s share and local number there.
+    fn placed(&self, id: NodeId) -> (usize, usize) {
+        let (share, local) = self.placement.of[id.number(self.switches.len())];
+        (share as usize, local as usize)
+    }
+
+    /// When the node numbered `i` (switches, then hosts) is next woken, if it is.
+    fn wake_time(&self, i: usize) -> Option<Time> {
+        let (share, local) = self.placement.of[i];
+        self.shares[share as usize].queue.wake_time(local as usize)
+    }
+
+    /// Make sure node `id` is woken at its next deadline (not at all past the run's end).
+    fn schedule(&mut self, id: NodeId) {
+        let (share, local) = self.placed(id);
+        let (node, same): (&mut dyn lossless_pipeline::Node, _) = match id {
+            NodeId::Switch(s) => {
+                let n = &mut self.switches[s as usize];
+                (&mut n.sw, &mut n.same_time_wakes)
+            }
+            NodeId::Host(h) => {
+                let n = &mut self.hosts[h as usize];
+                (&mut n.host, &mut n.same_time_wakes)
+            }
+        };
+        self.shares[share].wake_at(node, same, self.end, self.now, local);
     }
 
     /// What `--plot` recorded (None without it).

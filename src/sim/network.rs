@@ -1,14 +1,14 @@
-//! Frames between nodes: a node woken at its deadline starts what is due, each frame goes
-//! onto its link (wire time at the sender's port speed + propagation) and arrives as an
-//! event at the far end; every node is driven through the one [`Node`] interface and woken
-//! again at its next deadline.
+//! Frames between nodes, within one share of the fabric: a node woken at its deadline
+//! starts what is due, each frame goes onto its link (its wire time at the sender's port
+//! speed, then the propagation) and arrives as an event at the far end (in this share, or
+//! handed to the far end's share at the next barrier); every node is driven through the
+//! one [`Node`] interface and woken again at its next deadline.
 
 use super::cabling::{NodeId, Peer};
-use super::loss::{Loss, WireFate};
-use super::observers::Observers;
-use super::{EngineStats, Ev, Sim};
+use super::loss::WireFate;
+use super::share::{Arrival, Fabric, Handoff, Share, Slots};
 use lossless_buffer_model::{Time, WireTimes};
-use lossless_engine::{EventQueue, OnWire};
+use lossless_engine::Key;
 use lossless_pipeline::link::control::ORDERED_SET_BYTES;
 use lossless_pipeline::link::FrameClass;
 use lossless_pipeline::{Node, Packet};
@@ -17,39 +17,98 @@ use lossless_pipeline::{Node, Packet};
 /// by a picosecond (counted as a stall; never expected).
 const MAX_SAME_TIME_WAKES: u32 = 10_000;
 
-/// What putting a frame on a link touches: the engine without its nodes, so that a node
-/// being woken hands each frame straight to its link.
-struct Links<'a> {
-    now: Time,
-    queue: &'a mut EventQueue<Ev>,
-    on_wire: &'a mut OnWire,
-    stats: &'a mut EngineStats,
-    observers: &'a mut Observers,
-    loss: &'a mut Loss,
-    links_up: &'a [bool],
-    /// Switches in the network (numbered before the hosts in an instant's order).
-    switches: usize,
+/// The shortest time any frame or control ordered set occupies a link at `wire`'s speed:
+/// how far ahead of a frame's sending its far end can be sure nothing arrives, beside the
+/// cable's propagation.
+pub(super) fn shortest_on_wire(wire: &WireTimes) -> Time {
+    wire.speed().time_for_bytes_ceil(ORDERED_SET_BYTES)
 }
 
-impl Links<'_> {
+impl Share {
+    /// Local node `i` and its count of wakes at one instant.
+    fn node(nodes: &mut impl Slots, i: usize) -> (&mut dyn Node, &mut (Time, u32)) {
+        let switches = nodes.switch_count();
+        if i < switches {
+            let n = nodes.switch(i);
+            (&mut n.sw, &mut n.same_time_wakes)
+        } else {
+            let n = nodes.host(i - switches);
+            (&mut n.host, &mut n.same_time_wakes)
+        }
+    }
+
+    /// The last bit of the frame of `a` reaches its node now.
+    pub(super) fn arrive(
+        &mut self,
+        nodes: &mut impl Slots,
+        fabric: Fabric<'_>,
+        now: Time,
+        a: Arrival,
+    ) {
+        let pkt = self.on_wire.take(a.frame);
+        if a.pfc {
+            self.stats.pfc_in_flight = self.stats.pfc_in_flight.wrapping_sub(1);
+        }
+        if !fabric.links_up[a.link as usize] {
+            self.stats.link_down_drops += 1;
+            return;
+        }
+        let i = a.node as usize;
+        let port = a.port as usize;
+        if i < nodes.switch_count() {
+            nodes.switch(i).capture(port, now, &pkt, &mut self.failed);
+        }
+        let node = Self::node(nodes, i).0;
+        node.receive(port, pkt, now);
+        // Most frames change nothing a node's deadline depends on (a switch queues them
+        // behind others; a receiver counts them): its wake-up stays as it is.
+        if !node.deadline_unchanged() {
+            self.schedule(nodes, fabric, now, i);
+        }
+    }
+
+    /// Local node `i`'s deadline came: it starts what is due, each frame put on its link
+    /// as the node hands it out, and it is scheduled again.
+    pub(super) fn wake(&mut self, nodes: &mut impl Slots, fabric: Fabric<'_>, now: Time, i: usize) {
+        let id = self.nodes[i];
+        let switches = nodes.switch_count();
+        if i < switches {
+            let n = nodes.switch(i);
+            let (peers, wires, taps) = (&n.peers, &mut n.wires, &mut n.taps);
+            let node: &mut dyn Node = &mut n.sw;
+            node.poll_due(now, &mut |port, pkt| {
+                taps.frame(port, now, &pkt, &mut self.failed);
+                self.transmit(fabric, now, id, port, peers[port], &mut wires[port], pkt);
+            });
+        } else {
+            let n = nodes.host(i - switches);
+            let (peer, wire) = (Some(n.peer), &mut n.wire);
+            let node: &mut dyn Node = &mut n.host;
+            node.poll_due(now, &mut |port, pkt| {
+                self.transmit(fabric, now, id, port, peer, wire, pkt);
+            });
+        }
+        self.schedule(nodes, fabric, now, i);
+    }
+
     /// Put a frame that starts leaving `port` of `from` (its wire times `wire`) now onto
     /// its link to `peer`.
+    #[allow(clippy::too_many_arguments)]
     fn transmit(
         &mut self,
+        fabric: Fabric<'_>,
+        now: Time,
         from: NodeId,
         port: usize,
         peer: Option<Peer>,
         wire: &mut WireTimes,
         mut pkt: Packet,
     ) {
-        if let NodeId::Switch(s) = from {
-            self.observers.frame(s as usize, port, self.now, &pkt);
-        }
         let Some(peer) = peer else {
             self.stats.unconnected_drops += 1;
             return;
         };
-        if !self.links_up[peer.link as usize] {
+        if !fabric.links_up[peer.link as usize] {
             self.stats.link_down_drops += 1;
             return;
         }
@@ -67,118 +126,61 @@ impl Links<'_> {
         } else {
             wire.of(pkt.len as u64)
         };
-        let at = self.now + line + peer.propagation;
+        let at = now + line + peer.propagation;
         self.stats.packet_hops += 1;
         let pfc = pkt.meta.class == FrameClass::Pfc;
         if pfc {
-            self.stats.pfc_in_flight += 1;
+            self.stats.pfc_in_flight = self.stats.pfc_in_flight.wrapping_add(1);
         }
-        let frame = self.on_wire.put(pkt);
-        let ev = Ev::Arrive {
-            node: peer.node,
-            port: peer.port,
-            link: peer.link,
-            pfc,
-            frame,
-        };
-        self.queue.push(at, ev.key(self.switches), ev);
-    }
-}
-
-impl Sim {
-    /// Node `id` and its count of wakes at one instant.
-    fn node(&mut self, id: NodeId) -> (&mut dyn Node, &mut (Time, u32)) {
-        match id {
-            NodeId::Switch(s) => {
-                let n = &mut self.switches[s as usize];
-                (&mut n.sw, &mut n.same_time_wakes)
-            }
-            NodeId::Host(h) => {
-                let n = &mut self.hosts[h as usize];
-                (&mut n.host, &mut n.same_time_wakes)
-            }
+        let (share, node) = fabric.placement.of[peer.node.number(fabric.switches)];
+        if share == self.index {
+            let frame = self.on_wire.put(pkt);
+            let ev = Arrival {
+                node,
+                port: peer.port,
+                link: peer.link,
+                pfc,
+                frame,
+            };
+            self.queue
+                .push(at, Key::arrival(node as usize, peer.port), ev);
+        } else {
+            self.outbox[share as usize].push(Handoff {
+                at,
+                node,
+                port: peer.port,
+                link: peer.link,
+                pfc,
+                pkt,
+            });
         }
     }
 
-    /// Index of `id` among the wake-ups: its number, switches first, then hosts.
-    fn wake_index(&self, id: NodeId) -> usize {
-        id.number(self.switches.len())
+    /// Make sure local node `i` is woken at its next deadline (not at all past the run's
+    /// end).
+    pub(super) fn schedule(
+        &mut self,
+        nodes: &mut impl Slots,
+        fabric: Fabric<'_>,
+        now: Time,
+        i: usize,
+    ) {
+        let (node, same) = Self::node(nodes, i);
+        self.wake_at(node, same, fabric.end, now, i);
     }
 
-    /// The node at wake-up index `i`.
-    pub(super) fn node_at(&self, i: usize) -> NodeId {
-        match i.checked_sub(self.switches.len()) {
-            None => NodeId::Switch(i as u32),
-            Some(h) => NodeId::Host(h as u32),
-        }
-    }
-
-    /// The last bit of the frame in `slot` of the wire (a PFC frame if `pfc`) reaches `port`
-    /// of `id` over `link` now.
-    pub(super) fn arrive(&mut self, id: NodeId, port: usize, link: u32, pfc: bool, slot: u32) {
-        let pkt = self.on_wire.take(slot);
-        if pfc {
-            self.stats.pfc_in_flight -= 1;
-        }
-        if !self.links_up[link as usize] {
-            self.stats.link_down_drops += 1;
-            return;
-        }
-        let now = self.now;
-        if let NodeId::Switch(s) = id {
-            self.observers.frame(s as usize, port, now, &pkt);
-        }
-        let node = self.node(id).0;
-        node.receive(port, pkt, now);
-        // Most frames change nothing a node's deadline depends on (a switch queues them
-        // behind others; a receiver counts them): its wake-up stays as it is.
-        if !node.deadline_unchanged() {
-            self.schedule(id);
-        }
-    }
-
-    /// Node `id`'s deadline came: it starts what is due, each frame put on its link as the
-    /// node hands it out, and it is scheduled again.
-    pub(super) fn wake(&mut self, id: NodeId) {
-        let now = self.now;
-        let mut links = Links {
-            now,
-            queue: &mut self.queue,
-            on_wire: &mut self.on_wire,
-            stats: &mut self.stats,
-            observers: &mut self.observers,
-            loss: &mut self.loss,
-            links_up: &self.links_up,
-            switches: self.switches.len(),
-        };
-        match id {
-            NodeId::Switch(s) => {
-                let n = &mut self.switches[s as usize];
-                let (peers, wires) = (&n.peers, &mut n.wires);
-                let node: &mut dyn Node = &mut n.sw;
-                node.poll_due(now, &mut |port, pkt| {
-                    links.transmit(id, port, peers[port], &mut wires[port], pkt);
-                });
-            }
-            NodeId::Host(h) => {
-                let n = &mut self.hosts[h as usize];
-                let (peer, wire) = (Some(n.peer), &mut n.wire);
-                let node: &mut dyn Node = &mut n.host;
-                node.poll_due(now, &mut |port, pkt| {
-                    links.transmit(id, port, peer, wire, pkt);
-                });
-            }
-        }
-        self.schedule(id);
-    }
-
-    /// Make sure node `id` is woken at its next deadline (not at all past the run's end).
-    pub(super) fn schedule(&mut self, id: NodeId) {
-        let (now, end) = (self.now, self.end);
-        let idx = self.wake_index(id);
-        let (node, same) = self.node(id);
+    /// Make sure local node `i` (`node`, its count of wakes at one instant `same`) is woken
+    /// at its next deadline, not at all past `end`.
+    pub(super) fn wake_at(
+        &mut self,
+        node: &mut dyn Node,
+        same: &mut (Time, u32),
+        end: Time,
+        now: Time,
+        i: usize,
+    ) {
         let Some(mut t) = node.poll_timeout().filter(|t| *t <= end) else {
-            self.queue.cancel_wake(idx);
+            self.queue.cancel_wake(i);
             return;
         };
         if t <= now {
@@ -200,8 +202,8 @@ impl Sim {
         } else {
             *same = (now, 0);
         }
-        if self.queue.wake_time(idx) != Some(t) {
-            self.queue.set_wake(idx, t);
+        if self.queue.wake_time(i) != Some(t) {
+            self.queue.set_wake(i, t);
         }
     }
 }

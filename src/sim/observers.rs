@@ -32,26 +32,64 @@ struct Tap {
     path: PathBuf,
 }
 
-/// The captures and the time-series sampler of a run.
+/// The captures of one switch's ports (kept with the switch, so that the thread running
+/// it writes them).
+#[derive(Default)]
+pub struct Taps {
+    /// Per port (empty: no port of the switch is captured, as in most runs; every frame's
+    /// look is one test).
+    ports: Vec<Option<Tap>>,
+}
+
+impl Taps {
+    /// Port `port` saw `pkt` at `t` (received, or started): written to its capture if it
+    /// has one; the first write that fails is kept in `failed`.
+    #[inline]
+    pub fn frame(&mut self, port: usize, t: Time, pkt: &Packet, failed: &mut Option<SimError>) {
+        if !self.ports.is_empty() {
+            self.record(port, t, pkt, failed);
+        }
+    }
+
+    fn record(&mut self, port: usize, t: Time, pkt: &Packet, failed: &mut Option<SimError>) {
+        if let Some(tap) = &mut self.ports[port] {
+            if let Err(source) = tap.capture.record(t, pkt) {
+                failed.get_or_insert(SimError::Output {
+                    path: tap.path.clone(),
+                    source,
+                });
+            }
+        }
+    }
+
+    /// Flush and close every capture.
+    fn finish(&mut self) -> Result<(), SimError> {
+        for tap in self.ports.iter_mut().filter_map(Option::take) {
+            tap.capture.finish().map_err(|source| SimError::Output {
+                path: tap.path,
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The time-series sampler of a run and the files it writes (the captures are kept with
+/// each switch: [`Taps`]).
 pub struct Observers {
-    /// Per switch, per port.
-    captures: Vec<Vec<Option<Tap>>>,
-    /// Some port is captured (most runs capture none: every frame's look is one test).
-    capturing: bool,
     sampler: Option<(Sampler, PathBuf)>,
-    /// The first write that failed.
-    failed: Option<SimError>,
     /// What the run writes.
     pub files: OutputFiles,
 }
 
 impl Observers {
     /// Open the files of `scenario`: its `outputs.pcap` (in `opts.pcap_dir` when given;
-    /// every switch port when the file names none) and its time series.
+    /// every switch port when the file names none; each switch gets its ports' captures)
+    /// and its time series.
     pub fn create(
         scenario: &Scenario,
         opts: &RunOptions,
-        switches: &[SwitchNode],
+        switches: &mut [SwitchNode],
         hosts: &[HostNode],
     ) -> Result<Observers, SimError> {
         let pcap = match (&scenario.run.outputs.pcap, &opts.pcap_dir) {
@@ -76,11 +114,6 @@ impl Observers {
             created: opts.created.clone(),
             ..OutputFiles::default()
         };
-        let mut captures: Vec<Vec<Option<Tap>>> = scenario
-            .switches
-            .iter()
-            .map(|s| (0..s.config.ports.len()).map(|_| None).collect())
-            .collect();
         if let Some((ports, snaplen, dir, origin)) = pcap {
             files
                 .created
@@ -100,7 +133,11 @@ impl Observers {
                             source,
                         })?;
                     files.pcap.push(path.clone());
-                    captures[si][p.port] = Some(Tap { capture, path });
+                    let taps = &mut switches[si].taps.ports;
+                    if taps.is_empty() {
+                        taps.resize_with(c.ports.len(), || None);
+                    }
+                    taps[p.port] = Some(Tap { capture, path });
                 }
             }
         }
@@ -123,38 +160,7 @@ impl Observers {
             }
             None => None,
         };
-        Ok(Observers {
-            capturing: captures.iter().flatten().any(Option::is_some),
-            captures,
-            sampler,
-            failed: None,
-            files,
-        })
-    }
-
-    /// Port `port` of switch `s` saw `pkt` at `t` (received, or started).
-    #[inline]
-    pub fn frame(&mut self, s: usize, port: usize, t: Time, pkt: &Packet) {
-        if self.capturing {
-            self.capture(s, port, t, pkt);
-        }
-    }
-
-    /// Write `pkt` to the capture of port `port` of switch `s`, if it has one.
-    fn capture(&mut self, s: usize, port: usize, t: Time, pkt: &Packet) {
-        if let Some(tap) = &mut self.captures[s][port] {
-            if let Err(source) = tap.capture.record(t, pkt) {
-                self.failed.get_or_insert(SimError::Output {
-                    path: tap.path.clone(),
-                    source,
-                });
-            }
-        }
-    }
-
-    /// The first write that failed, if any (taken: the run stops with it).
-    pub fn failure(&mut self) -> Option<SimError> {
-        self.failed.take()
+        Ok(Observers { sampler, files })
     }
 
     /// When the time series samples next after `now` (None: no regular samples left).
@@ -219,25 +225,25 @@ impl Observers {
             })
     }
 
+    /// The time series writes a row whenever something changes (`sample: change`): it
+    /// looks at every instant.
+    pub fn on_change(&self) -> bool {
+        matches!(&self.sampler, Some((s, _)) if s.on_change())
+    }
+
     /// Flush every file.
     pub fn finish(
         &mut self,
-        switches: &[SwitchNode],
+        switches: &mut [SwitchNode],
         hosts: &mut [HostNode],
     ) -> Result<(), SimError> {
-        if let Some(e) = self.failed.take() {
-            return Err(e);
-        }
         if let Some((s, path)) = self.sampler.take() {
             self.files.timeseries_cut = s
                 .finish(switches, hosts)
                 .map_err(|source| SimError::Output { path, source })?;
         }
-        for tap in self.captures.iter_mut().flatten().filter_map(Option::take) {
-            tap.capture.finish().map_err(|source| SimError::Output {
-                path: tap.path,
-                source,
-            })?;
+        for s in switches {
+            s.taps.finish()?;
         }
         Ok(())
     }

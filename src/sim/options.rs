@@ -22,6 +22,9 @@ pub struct RunOptions {
     pub max_plot_samples: usize,
     /// Write every switch's PFC events here as JSON lines (`--pfc-log`).
     pub pfc_log: Option<PathBuf>,
+    /// Run the fabric on this many threads (`--threads`; None: [`super::threads::auto`]).
+    /// The outcome is the same for every count.
+    pub threads: Option<usize>,
     /// Directories created for this run's files before it started (the report lists them
     /// with those the run creates).
     pub created: crate::outdir::Created,
@@ -67,6 +70,21 @@ pub struct EngineStats {
     pub pfc_in_flight: u64,
     /// Wall-clock seconds the run took.
     pub wall_time_s: f64,
+    /// Threads the fabric ran on.
+    pub threads: usize,
+}
+
+impl EngineStats {
+    /// Add the counts of one share of the fabric (`pfc_in_flight` wraps: a share may have
+    /// received more PFC frames than it sent).
+    pub fn add(&mut self, share: &EngineStats) {
+        self.events += share.events;
+        self.packet_hops += share.packet_hops;
+        self.unconnected_drops += share.unconnected_drops;
+        self.link_down_drops += share.link_down_drops;
+        self.stalls += share.stalls;
+        self.pfc_in_flight = self.pfc_in_flight.wrapping_add(share.pfc_in_flight);
+    }
 }
 
 /// Why a run could not start, or stopped.

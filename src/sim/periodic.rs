@@ -88,7 +88,7 @@ impl Sim {
         // Nothing moved since the last sample and nothing is on a wire: nothing changes
         // before the next deadline, scheduled event or pause expiry, so the stretch until
         // then is one gap, not a sample per interval (a 4 s retransmission timer).
-        if !changed && !done && self.on_wire.is_empty() {
+        if !changed && !done && self.wire_empty() {
             let until = self.next_activity().map_or(to, |t| t.min(to));
             if until > now + Time(interval.as_ps() * 2) {
                 if let Some(r) = &mut self.recorder {
@@ -141,7 +141,7 @@ impl Sim {
     fn next_activity(&self) -> Option<Time> {
         let now = self.now;
         let nodes = self.switches.len() + self.hosts.len();
-        let wakes = (0..nodes).filter_map(|i| self.queue.wake_time(i));
+        let wakes = (0..nodes).filter_map(|i| self.wake_time(i));
         if wakes.clone().any(|t| t <= now) {
             return Some(now);
         }

@@ -37,15 +37,20 @@ impl Sim {
             }
             Action::Inject(p, data, len) => {
                 let pkt = Packet::new(data, len);
-                self.observers.frame(p.switch, p.port, now, &pkt);
+                self.switches[p.switch].capture(p.port, now, &pkt, &mut self.failed);
                 self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
             Action::Drain(h, rate) => self.hosts[h].host.set_drain(rate, now),
             Action::Drop(Target::Switch(p), n) => {
-                self.loss
-                    .drop_next(NodeId::Switch(p.switch as u32), p.port as u16, n)
+                let node = NodeId::Switch(p.switch as u32);
+                let share = self.placed(node).0;
+                self.shares[share].loss.drop_next(node, p.port as u16, n)
             }
-            Action::Drop(Target::Host(h), n) => self.loss.drop_next(NodeId::Host(h as u32), 0, n),
+            Action::Drop(Target::Host(h), n) => {
+                let node = NodeId::Host(h as u32);
+                let share = self.placed(node).0;
+                self.shares[share].loss.drop_next(node, 0, n)
+            }
         }
         self.schedule(match target {
             Target::Switch(p) => NodeId::Switch(p.switch as u32),

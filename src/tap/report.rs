@@ -117,6 +117,7 @@ pub(super) fn report(d: &Driver<Switch, TapPorts>, realtime: bool) -> Report {
         sim_time_ps: end.as_ps(),
         measure: measure(&window),
         wall_time_s: d.started().elapsed().as_secs_f64(),
+        threads: 0,
         events: d.turns().count(),
         packet_hops: None,
         totals: t,

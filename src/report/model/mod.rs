@@ -32,6 +32,10 @@ pub struct Report {
     pub wall_time_s: f64,
     /// Events processed (TAP: pipeline wake-ups).
     pub events: u64,
+    /// Threads the simulator ran the fabric on (text report only, like nothing else that
+    /// depends on the machine: the JSON is the same for every count; 0 for the TAP switch).
+    #[serde(skip)]
+    pub threads: usize,
     /// Frames carried over links, one per hop (simulator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packet_hops: Option<u64>,

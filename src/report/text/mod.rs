@@ -107,10 +107,12 @@ fn header(o: &mut String, r: &Report) {
             let hops = hops.unwrap_or(0);
             let _ = writeln!(
                 o,
-                "{}: {} simulated in {:.2} s wall, {} events, {} packet-hops ({:.2} M packet-hops/s), seed {}",
+                "{}: {} simulated in {:.2} s wall on {} thread{}, {} events, {} packet-hops ({:.2} M packet-hops/s), seed {}",
                 r.name,
                 time(sim_ps),
                 wall,
+                r.threads,
+                if r.threads == 1 { "" } else { "s" },
                 r.events,
                 hops,
                 if wall > 0.0 { hops as f64 / wall / 1e6 } else { 0.0 },
