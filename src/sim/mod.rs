@@ -208,14 +208,7 @@ impl Sim {
         let threads = if b.until_idle || observers.on_change() {
             1
         } else {
-            // The shortest period of the run's own events: each one starts the threads anew.
-            let series = match scenario.run.outputs.timeseries.as_ref().map(|t| t.sample) {
-                Some(crate::config::Sampling::Every(i)) => Some(i),
-                _ => None,
-            };
-            let checks = (!scenario.run.links.is_empty())
-                .then(|| Time(scenario.run.deadlock_time.as_ps() / 8));
-            let every = [opts.record, series, checks].into_iter().flatten().min();
+            let every = threads::shortest_period(&scenario, opts.record);
             opts.threads
                 .unwrap_or_else(|| threads::auto(&switches, &hosts, every))
         };

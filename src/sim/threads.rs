@@ -18,6 +18,7 @@ use super::cabling::{NodeId, Peer};
 use super::network::shortest_on_wire;
 use super::share::{Fabric, Handoff, Placement, Share, Subset};
 use super::{Go, HostNode, SwitchNode, Tick};
+use crate::config::{Sampling, Scenario};
 use lossless_buffer_model::{Time, WireTimes};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
@@ -50,6 +51,18 @@ pub fn auto(switches: &[SwitchNode], hosts: &[HostNode], every: Option<Time>) ->
         Some(l) if l >= AUTO_MIN_LOOKAHEAD => cores,
         _ => 1,
     }
+}
+
+/// The shortest period of the run's own periodic events (time-series samples, `--plot`
+/// samples every `record`, deadlock checks at an eighth of `deadlock_time`), each of which
+/// starts the threads anew; None: it has none.
+pub fn shortest_period(s: &Scenario, record: Option<Time>) -> Option<Time> {
+    let series = match s.run.outputs.timeseries.as_ref().map(|t| t.sample) {
+        Some(Sampling::Every(i)) => Some(i),
+        _ => None,
+    };
+    let checks = (!s.run.links.is_empty()).then(|| Time(s.run.deadlock_time.as_ps() / 8));
+    [record, series, checks].into_iter().flatten().min()
 }
 
 /// Which node runs where.
