@@ -4,6 +4,7 @@
 # timed, each side doing the same work.
 #
 #   scripts/vs-htsim.sh HTSIM_CHECKOUT [ROUNDS]          (default 3 rounds)
+#   THREADS=2 scripts/vs-htsim.sh …   # ours on 2 threads (default 1, as htsim runs)
 #
 # HTSIM_CHECKOUT is a clone of github.com/Broadcom/csg-htsim kept outside this repository;
 # it is not modified. Its `sim/` is copied to a scratch directory (WORK, default a new
@@ -141,8 +142,9 @@ one() { # label, our yaml (in $work), duration (ms), htsim variant (plain|noack)
   [ -n "$counted" ] || { echo "htsim printed no hop count: $work/htsim.err"; exit 1; }
   [ "$counted" = "$again" ] || { echo "htsim's counting runs differ: $counted / $again"; exit 1; }
   for r in $(seq "$rounds"); do
+    # One thread, as htsim runs: a fat tree would otherwise take one per core.
     /usr/bin/time -f "%e %M" -o "$work/t.ours" "$bin" run "$work/$yaml" --duration "${ms}ms" \
-      --quiet --json "$work/ours.json" >/dev/null 2>&1
+      --threads "${THREADS:-1}" --quiet --json "$work/ours.json" >/dev/null 2>&1
     (cd "$work" && /usr/bin/time -f "%e %M" -o "$work/t.htsim" "${frozen[@]}" \
       "$work/htsim_roce.$variant" "$@" "${common[@]}" -end "$us" >/dev/null 2>&1)
     # shellcheck disable=SC2086 # "data all"
