@@ -18,11 +18,14 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 [ -n "${BIN:-}" ] || cargo build --release --bin lossless -q
 bin=${BIN:-target/release/lossless}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# One thread (a fat tree would take one per core; valgrind runs them in turn and counts
+# their meetings), where the build has --threads at all.
+one=(); "$bin" run --help | grep -q -- '--threads' && one=(--threads 1)
 sim=(--cache-sim=no)
 [ "${CACHE:-0}" = 1 ] && sim=(--cache-sim=yes --branch-sim=yes)
 measure() { # duration → "instructions hops data-hops"
   valgrind --tool=cachegrind "${sim[@]}" --cachegrind-out-file="$tmp/cg.$1" \
-    "$bin" run "$file" --duration "$1" --quiet --json "$tmp/r.$1.json" 2>"$tmp/vg.$1" >/dev/null
+    "$bin" run "$file" --duration "$1" "${one[@]}" --quiet --json "$tmp/r.$1.json" 2>"$tmp/vg.$1" >/dev/null
   local ir hops
   ir=$(grep -E '^summary:' "$tmp/cg.$1" | awk '{print $2}')
   # Data hops: every hop but the PFC and PAUSE frames' (issue 21 compares those with htsim).
