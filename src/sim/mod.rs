@@ -95,20 +95,6 @@ pub struct SwitchNode {
     pub taps: Taps,
 }
 
-impl SwitchNode {
-    /// Its port `port` saw `pkt` at `t` (received, or started): captured if the port is.
-    #[inline]
-    fn capture(
-        &mut self,
-        port: usize,
-        t: Time,
-        pkt: &lossless_pipeline::Packet,
-        failed: &mut Option<SimError>,
-    ) {
-        self.taps.frame(port, t, pkt, failed);
-    }
-}
-
 /// A host in the simulation.
 pub struct HostNode {
     /// The NIC model, its flows and its flows' receivers.
@@ -264,11 +250,6 @@ impl Sim {
             pfc_log,
             scenario,
         })
-    }
-
-    /// How many threads the run takes (shares of the fabric).
-    pub fn threads(&self) -> usize {
-        self.shares.len()
     }
 
     /// Why the run takes one thread whatever `--threads` says (None: it takes them).

@@ -17,10 +17,10 @@ use lossless_pipeline::{Node, Packet};
 /// by a picosecond (counted as a stall; never expected).
 const MAX_SAME_TIME_WAKES: u32 = 10_000;
 
-/// The shortest time any frame or control ordered set occupies a link at `wire`'s speed:
-/// how far ahead of a frame's sending its far end can be sure nothing arrives, beside the
-/// cable's propagation.
-pub(super) fn shortest_on_wire(wire: &WireTimes) -> Time {
+/// The line time of a control ordered set (8 bytes) at `wire`'s speed: the shortest time
+/// anything occupies a link (a frame adds its preamble and gap to at least that), so how
+/// far ahead of a sending the far end can be sure nothing arrives, beside the cable.
+pub(super) fn ordered_set_time(wire: &WireTimes) -> Time {
     wire.speed().time_for_bytes_ceil(ORDERED_SET_BYTES)
 }
 
@@ -56,7 +56,10 @@ impl Share {
         let i = a.node as usize;
         let port = a.port as usize;
         if i < nodes.switch_count() {
-            nodes.switch(i).capture(port, now, &pkt, &mut self.failed);
+            nodes
+                .switch(i)
+                .taps
+                .frame(port, now, &pkt, &mut self.failed);
         }
         let node = Self::node(nodes, i).0;
         node.receive(port, pkt, now);
@@ -122,7 +125,7 @@ impl Share {
         // A control ordered set takes its 8 bytes of line time; a frame its preamble and gap
         // as well.
         let line = if pkt.meta.class.is_ordered_set() {
-            wire.speed().time_for_bytes_ceil(ORDERED_SET_BYTES)
+            ordered_set_time(wire)
         } else {
             wire.of(pkt.len as u64)
         };

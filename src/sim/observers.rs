@@ -185,9 +185,10 @@ impl Observers {
         switches: &[SwitchNode],
         hosts: &mut [HostNode],
     ) -> Result<(), SimError> {
-        match &self.sampler {
-            Some((s, _)) if s.on_change() => self.write_instant(t, switches, hosts),
-            _ => Ok(()),
+        if self.on_change() {
+            self.write_instant(t, switches, hosts)
+        } else {
+            Ok(())
         }
     }
 
@@ -227,6 +228,7 @@ impl Observers {
 
     /// The time series writes a row whenever something changes (`sample: change`): it
     /// looks at every instant.
+    #[inline]
     pub fn on_change(&self) -> bool {
         matches!(&self.sampler, Some((s, _)) if s.on_change())
     }

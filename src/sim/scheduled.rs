@@ -37,7 +37,9 @@ impl Sim {
             }
             Action::Inject(p, data, len) => {
                 let pkt = Packet::new(data, len);
-                self.switches[p.switch].capture(p.port, now, &pkt, &mut self.failed);
+                self.switches[p.switch]
+                    .taps
+                    .frame(p.port, now, &pkt, &mut self.failed);
                 self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
             Action::Drain(h, rate) => self.hosts[h].host.set_drain(rate, now),

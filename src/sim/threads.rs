@@ -15,7 +15,7 @@
 //! stretches, with the whole fabric at one instant.
 
 use super::cabling::{NodeId, Peer};
-use super::network::shortest_on_wire;
+use super::network::ordered_set_time;
 use super::share::{Fabric, Handoff, Placement, Share, Subset};
 use super::{Go, HostNode, SwitchNode, Tick};
 use crate::config::{Sampling, Scenario};
@@ -138,7 +138,7 @@ pub(super) fn plan(switches: &[SwitchNode], hosts: &[HostNode], threads: usize) 
     let mut lookahead: Option<Time> = None;
     let mut across = |from: usize, wire: &WireTimes, peer: &Peer| {
         if placement.of[from].0 != placement.of[peer.node.number(n)].0 {
-            let t = shortest_on_wire(wire) + peer.propagation;
+            let t = ordered_set_time(wire) + peer.propagation;
             lookahead = Some(lookahead.map_or(t, |l| l.min(t)));
         }
     };
