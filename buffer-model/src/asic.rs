@@ -41,6 +41,39 @@ impl crate::named::Named for XonLimit {
         &[("live", XonLimit::Live), ("latched", XonLimit::Latched)];
 }
 
+/// What the sizes of an ingress plan count: how a chip's SDK reads SONiC's BUFFER_POOL and
+/// BUFFER_PROFILE sizes (docs/physics.md, "What a plan's sizes mean").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IngressSizes {
+    /// An ingress pool's `size` is its shared space; a profile's `size` is the PG's reserved
+    /// minimum and its `xoff` headroom apart (Tomahawk; `generic`).
+    #[default]
+    Shared,
+    /// An ingress pool's `size` is the whole ingress buffer: every PG's reserved minimum and
+    /// headroom on it comes out of it, and what is left is shared; a lossless profile's
+    /// `size` includes its `xoff` (Trident 2, as SONiC's Force10-S6000 plans and
+    /// qos_params.td2.yaml's counts show).
+    Whole,
+}
+
+impl crate::named::Named for IngressSizes {
+    const WORDS: &'static [(&'static str, IngressSizes)] = &[
+        ("shared", IngressSizes::Shared),
+        ("whole", IngressSizes::Whole),
+    ];
+}
+
+/// What an ingress pool's use counts when a dynamic threshold takes its free space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PoolUse {
+    /// Shared cells in use only (reserved cells are outside the pool; `generic`).
+    #[default]
+    Shared,
+    /// Shared cells and the PGs' reserved cells in use: the pool is the whole ingress
+    /// buffer and counts every cell it holds ([`IngressSizes::Whole`], Trident 2).
+    WithReserved,
+}
+
 /// The MMU's ASIC-specific choices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Behaviour {
@@ -48,6 +81,8 @@ pub struct Behaviour {
     pub crossing: Crossing,
     /// The limit XON is measured from.
     pub xon_limit: XonLimit,
+    /// What an ingress pool's use counts for its dynamic thresholds.
+    pub pool_use: PoolUse,
 }
 
 /// Buffer slices: a Tomahawk accounts its buffer per slice (XPE on Tomahawk 1, four of
@@ -90,6 +125,8 @@ pub enum Asic {
     /// No chip: 1 slice, the crossing packet in headroom, XON from the live limit.
     #[default]
     Generic,
+    /// Broadcom Trident 2 (BCM5685x; SONiC `td2`).
+    Trident2,
     /// Broadcom Tomahawk (BCM5696x; SONiC `th`).
     Tomahawk,
     /// Broadcom Tomahawk 2 (BCM5697x; SONiC `th2`).
@@ -103,6 +140,8 @@ pub enum Asic {
 impl crate::named::Named for Asic {
     const WORDS: &'static [(&'static str, Asic)] = &[
         ("generic", Asic::Generic),
+        ("trident2", Asic::Trident2),
+        ("td2", Asic::Trident2),
         ("tomahawk", Asic::Tomahawk),
         ("th", Asic::Tomahawk),
         ("tomahawk2", Asic::Tomahawk2),
@@ -123,6 +162,8 @@ pub struct AsicProfile {
     pub slices: usize,
     /// Where the crossing packet goes and which limit XON follows.
     pub behaviour: Behaviour,
+    /// What an ingress pool's and a lossless profile's sizes count.
+    pub ingress_sizes: IngressSizes,
 }
 
 impl Asic {
@@ -130,18 +171,32 @@ impl Asic {
     /// `cell_size` of the chip's qos_params file; the slices are its
     /// `hdrm_pool_wm_multiplier` (the factor by which SONiC's test scales a slice's
     /// headroom-pool watermark to the chip's); Tomahawk's placement and XON rule are what
-    /// its PFCtest and PFCXonTest counts fit (tests/sonic_qos.rs); Tomahawk 2's placement is
-    /// design §4's. What no source fixes stays `generic`.
+    /// its PFCtest and PFCXonTest counts fit (tests/sonic_qos.rs); Trident 2's sizes,
+    /// placement and XON rule are what its PFCtest, PFCXonTest and watermark counts fit on a
+    /// Force10-S6000 (tests/sonic_qos_td2.rs); Tomahawk 2's placement is design §4's. What no
+    /// source fixes stays `generic`.
     pub const fn profile(self) -> AsicProfile {
         let generic = Behaviour {
             crossing: Crossing::Headroom,
             xon_limit: XonLimit::Live,
+            pool_use: PoolUse::Shared,
         };
         match self {
             Asic::Generic => AsicProfile {
                 cell: None,
                 slices: 1,
                 behaviour: generic,
+                ingress_sizes: IngressSizes::Shared,
+            },
+            Asic::Trident2 => AsicProfile {
+                cell: Some(Bytes(208)),
+                slices: 1,
+                behaviour: Behaviour {
+                    crossing: Crossing::Shared,
+                    xon_limit: XonLimit::Latched,
+                    pool_use: PoolUse::WithReserved,
+                },
+                ingress_sizes: IngressSizes::Whole,
             },
             Asic::Tomahawk => AsicProfile {
                 cell: Some(Bytes(208)),
@@ -149,22 +204,27 @@ impl Asic {
                 behaviour: Behaviour {
                     crossing: Crossing::Shared,
                     xon_limit: XonLimit::Latched,
+                    pool_use: PoolUse::Shared,
                 },
+                ingress_sizes: IngressSizes::Shared,
             },
             Asic::Tomahawk2 => AsicProfile {
                 cell: Some(Bytes(208)),
                 slices: 4,
                 behaviour: generic,
+                ingress_sizes: IngressSizes::Shared,
             },
             Asic::Tomahawk3 => AsicProfile {
                 cell: Some(Bytes(254)),
                 slices: 1,
                 behaviour: generic,
+                ingress_sizes: IngressSizes::Shared,
             },
             Asic::Trident3 => AsicProfile {
                 cell: Some(Bytes(256)),
                 slices: 1,
                 behaviour: generic,
+                ingress_sizes: IngressSizes::Shared,
             },
         }
     }
@@ -192,6 +252,7 @@ impl Mmu {
                     spec,
                     slice: Some(k),
                     shared_used: 0,
+                    reserved_used: 0,
                     headroom_used: 0,
                     watermark: 0,
                     headroom_watermark: 0,

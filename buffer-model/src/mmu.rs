@@ -15,7 +15,7 @@
 //! Broadcom-style MMUs use), so headroom empties as soon as the oldest packets leave and XON
 //! can follow while the queue still holds data to send.
 
-pub use crate::asic::{Behaviour, Crossing, Slices, XonLimit};
+pub use crate::asic::{Behaviour, Crossing, PoolUse, Slices, XonLimit};
 use crate::units::Bytes;
 
 /// Number of priorities, priority groups and queues per port.
@@ -162,6 +162,9 @@ pub struct Pool {
     pub headroom_cells: u64,
     /// Cells of shared space in use (Σ of its users' shared use).
     pub shared_used: u64,
+    /// Reserved cells of its PGs in use (ingress pools; counted as use under
+    /// [`PoolUse::WithReserved`]).
+    pub reserved_used: u64,
     /// Cells of the shared headroom pool in use.
     pub headroom_used: u64,
     /// Peak of `shared_used` since the last clear.
@@ -290,6 +293,7 @@ impl Mmu {
                 spec,
                 slice: None,
                 shared_used: 0,
+                reserved_used: 0,
                 headroom_used: 0,
                 watermark: 0,
                 headroom_watermark: 0,
@@ -375,6 +379,7 @@ impl Mmu {
     /// Does `x` cells of shared use fit under `th` with the pool at `pool_used` cells (both
     /// after admission)?
     fn shared_fits(&self, th: Threshold, pool: usize, x: u64, pool_used: u64) -> bool {
+        let pool_used = pool_used + self.reserved_in_use(pool);
         let p = &self.pools[pool];
         if pool_used > p.size_cells {
             return false;
@@ -385,12 +390,22 @@ impl Mmu {
         }
     }
 
+    /// Reserved cells of `pool` that count as its use for dynamic thresholds: its PGs'
+    /// reserved cells in use under [`PoolUse::WithReserved`], else none.
+    fn reserved_in_use(&self, pool: usize) -> u64 {
+        match self.behaviour.pool_use {
+            PoolUse::Shared => 0,
+            PoolUse::WithReserved => self.pools[pool].reserved_used,
+        }
+    }
+
     /// Shared-space limit of a user of `pool` right now, in bytes (for reports and XON).
     pub fn limit_bytes(&self, th: Threshold, pool: usize) -> u64 {
         let p = &self.pools[pool];
         match th {
             Threshold::Dynamic(n) => {
-                let free = (p.size_cells.saturating_sub(p.shared_used)) * self.cell;
+                let used = p.shared_used + self.reserved_in_use(pool);
+                let free = (p.size_cells.saturating_sub(used)) * self.cell;
                 if n >= 0 {
                     free << n
                 } else {
@@ -431,7 +446,17 @@ impl Mmu {
         }
         let th = pg.threshold.expect("PG has a threshold");
         let x = pg.shared_used + from_shared;
-        if self.shared_fits(th, pg.pool, x, pool.shared_used + from_shared) {
+        // Under PoolUse::WithReserved this frame's reserved cells count too.
+        let own_reserved = match self.behaviour.pool_use {
+            PoolUse::Shared => 0,
+            PoolUse::WithReserved => from_reserved,
+        };
+        if self.shared_fits(
+            th,
+            pg.pool,
+            x,
+            pool.shared_used + from_shared + own_reserved,
+        ) {
             Ok((from_reserved, from_shared, 0, false))
         } else if pg.lossless
             && !pg.xoff
@@ -504,6 +529,7 @@ impl Mmu {
         }
         let ipool = &mut self.pools[pg_state.pool];
         ipool.shared_used += is;
+        ipool.reserved_used += ir;
         ipool.watermark = ipool.watermark.max(ipool.shared_used);
         if ipool.headroom_cells > 0 {
             ipool.headroom_used += ih;
@@ -553,10 +579,12 @@ impl Mmu {
         let rest = cells - from_headroom;
         let from_shared = rest.min(p.shared_used);
         p.shared_used -= from_shared;
-        p.reserved_used -= (rest - from_shared).min(p.reserved_used);
+        let from_reserved = (rest - from_shared).min(p.reserved_used);
+        p.reserved_used -= from_reserved;
         let ppool = p.pool;
         let pool = &mut self.pools[ppool];
         pool.shared_used -= from_shared;
+        pool.reserved_used -= from_reserved.min(pool.reserved_used);
         if pool.headroom_cells > 0 {
             pool.headroom_used -= from_headroom.min(pool.headroom_used);
         }
@@ -586,8 +614,9 @@ impl Mmu {
             None => 0,
             Some(Threshold::Static(b)) => b.get(),
             Some(Threshold::Dynamic(n)) => {
-                let pool = &self.pools[p.pool];
-                let free = pool.size_cells.saturating_sub(pool.shared_used + cells) * self.cell;
+                let pool_at = &self.pools[p.pool];
+                let used = pool_at.shared_used + self.reserved_in_use(p.pool) + cells;
+                let free = pool_at.size_cells.saturating_sub(used) * self.cell;
                 if n >= 0 {
                     free << n
                 } else {

@@ -5,7 +5,8 @@
 mod common;
 use common::cases;
 use lossless_buffer_model::mmu::{
-    Behaviour, Crossing, Headroom, Mmu, PoolKind, PoolSpec, ProfileSpec, Threshold, XonLimit,
+    Behaviour, Crossing, Headroom, Mmu, PoolKind, PoolSpec, PoolUse, ProfileSpec, Threshold,
+    XonLimit,
 };
 use lossless_buffer_model::Bytes;
 use proptest::prelude::*;
@@ -59,6 +60,7 @@ fn behaviour(crossing: Crossing, xon_limit: XonLimit) -> Behaviour {
     Behaviour {
         crossing,
         xon_limit,
+        pool_use: PoolUse::Shared,
     }
 }
 
@@ -168,9 +170,18 @@ fn scaled(alpha: i8, v: u64) -> u128 {
 }
 
 impl Reference {
+    /// Reserved cells the pool counts as use (all of them under `PoolUse::WithReserved`).
+    fn counted_reserve(&self, p: &Params) -> u64 {
+        match p.b.pool_use {
+            PoolUse::Shared => 0,
+            PoolUse::WithReserved => self.reserved_used,
+        }
+    }
+
     /// The limit, in bytes, a frame of `c` cells meets: α·(S − X) with X counting it.
     fn limit_for(&self, p: &Params, c: u64) -> u64 {
-        scaled(p.alpha, p.pool.saturating_sub(self.shared + c) * CELL) as u64
+        let used = self.shared + self.counted_reserve(p) + c;
+        scaled(p.alpha, p.pool.saturating_sub(used) * CELL) as u64
     }
 
     /// Take `c` cells into headroom, or refuse.
@@ -197,12 +208,17 @@ impl Reference {
             return Ok((false, false));
         }
         let x = self.shared + s;
-        // x ≤ α·(S − x): the PG is alone in its pool, so its use is the pool's.
-        let fits = x <= p.pool
+        // x ≤ α·(S − U): the PG is alone in its pool, so the pool's use U is its shared
+        // use x, plus its reserved cells (this frame's too) where the pool counts them.
+        let used = x + match p.b.pool_use {
+            PoolUse::Shared => 0,
+            PoolUse::WithReserved => self.reserved_used + r,
+        };
+        let fits = used <= p.pool
             && if p.alpha >= 0 {
-                x as u128 <= scaled(p.alpha, p.pool - x)
+                x as u128 <= scaled(p.alpha, p.pool - used)
             } else {
-                (x as u128) << -p.alpha <= (p.pool - x) as u128
+                (x as u128) << -p.alpha <= (p.pool - used) as u128
             };
         if fits {
             self.reserved_used += r;
@@ -239,7 +255,10 @@ impl Reference {
         }
         let limit = match p.b.xon_limit {
             XonLimit::Latched => self.latched,
-            XonLimit::Live => scaled(p.alpha, (p.pool - self.shared) * CELL) as u64,
+            XonLimit::Live => scaled(
+                p.alpha,
+                p.pool.saturating_sub(self.shared + self.counted_reserve(p)) * CELL,
+            ) as u64,
         };
         let level = (p.xon * CELL).max(limit.saturating_sub(2 * CELL));
         let used = self.shared * CELL;
@@ -263,12 +282,16 @@ proptest! {
         xon in 0u64..40,
         shared_crossing in any::<bool>(),
         latched in any::<bool>(),
+        with_reserved in any::<bool>(),
         ops in proptest::collection::vec((any::<bool>(), 1u64..6), 1..400),
     ) {
-        let b = behaviour(
-            if shared_crossing { Crossing::Shared } else { Crossing::Headroom },
-            if latched { XonLimit::Latched } else { XonLimit::Live },
-        );
+        let b = Behaviour {
+            pool_use: if with_reserved { PoolUse::WithReserved } else { PoolUse::Shared },
+            ..behaviour(
+                if shared_crossing { Crossing::Shared } else { Crossing::Headroom },
+                if latched { XonLimit::Latched } else { XonLimit::Live },
+            )
+        };
         let p = Params { alpha, pool, reserved, headroom, xon, b };
         let mut m = mmu(alpha, pool, reserved, headroom, xon, b);
         let mut r = Reference::default();
@@ -293,6 +316,22 @@ proptest! {
             );
         }
     }
+}
+
+/// Trident 2's pool counts a PG's reserved cells in use (`PoolUse::WithReserved`): with
+/// 6 reserved cells, α = 2⁻³ and S = 44,032 shared cells (a Force10-S6000's plan), a PG
+/// alone crosses when 9x > S − 6 = 44,026, x = 4,892: XOFF at packet 4,898 (qos_params.td2
+/// .yaml's count); counting shared cells only it would cross at 9x > 44,032, x = 4,893.
+#[test]
+fn a_pool_that_counts_reserved_cells_sends_xoff_one_packet_earlier_on_a_s6000_plan() {
+    let b = |pool_use| Behaviour {
+        pool_use,
+        ..behaviour(Crossing::Shared, XonLimit::Latched)
+    };
+    let mut m = mmu(-3, 44_032, 6, 265, 88, b(PoolUse::WithReserved));
+    assert_eq!(fill(&mut m), (4_898, Some(4_899), 5_164));
+    let mut m = mmu(-3, 44_032, 6, 265, 88, b(PoolUse::Shared));
+    assert_eq!(fill(&mut m), (4_899, Some(4_900), 5_165));
 }
 
 #[test]

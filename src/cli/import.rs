@@ -44,7 +44,7 @@ struct SonicArgs {
     /// The switch's name (default: DEVICE_METADATA's hostname, else `switch`).
     #[arg(long)]
     name: Option<String>,
-    /// The chip (tomahawk, tomahawk2, tomahawk3, trident3, generic) instead of the one the
+    /// The chip (trident2, tomahawk, tomahawk2, tomahawk3, trident3, generic) instead of the one the
     /// HWSKU names.
     #[arg(long, value_parser = asic)]
     asic: Option<Asic>,

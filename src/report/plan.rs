@@ -174,10 +174,11 @@ fn header(o: &mut String, spec: &SwitchSpec) {
         let chip = spec.asic.profile();
         let _ = writeln!(
             o,
-            "  asic: {} (sets cell {}, {} slice(s), the crossing packet and the XON rule; keys given in the file override it)",
+            "  asic: {} (sets cell {}, {} slice(s), the crossing packet, the XON rule and ingress sizes {}; keys given in the file override it)",
             spec.asic.word(),
             chip.cell.map_or("-".into(), |c| c.to_string()),
-            chip.slices
+            chip.slices,
+            chip.ingress_sizes.word()
         );
     }
     if c.mmu != Behaviour::default() {

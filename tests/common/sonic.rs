@@ -10,6 +10,8 @@ use serde_json::Value;
 /// One switch of a qos_params file: the config_db it is imported from and the ports a test
 /// uses (all on 300 m cables, the profile the counts were taken with).
 pub struct Sku {
+    /// The switch's name in the replay (the chip's qos_params suffix: `th`, `td2`).
+    pub name: &'static str,
     /// What the test's qos_params row is called (`40000_300m`).
     pub row: &'static str,
     /// File under tests/data/sonic.
@@ -22,6 +24,7 @@ pub struct Sku {
 
 /// Force10-S6100 (Tomahawk), 40G.
 pub const S6100_40G: Sku = Sku {
+    name: "th",
     row: "40000_300m",
     file: "force10-s6100-t1.json",
     ports: &[
@@ -47,6 +50,7 @@ const A7060_PORTS: &[&str] = &[
 
 /// Arista-7060CX-32S-C32 (Tomahawk) with every port set to 50G.
 pub const A7060_50G: Sku = Sku {
+    name: "th",
     row: "50000_300m",
     file: "arista-7060cx-32s-c32-t1-50g.json",
     ports: A7060_PORTS,
@@ -55,6 +59,7 @@ pub const A7060_50G: Sku = Sku {
 
 /// Arista-7060CX-32S-C32 (Tomahawk), 100G.
 pub const A7060_100G: Sku = Sku {
+    name: "th",
     row: "100000_300m",
     file: "arista-7060cx-32s-c32-t1.json",
     ports: A7060_PORTS,
@@ -63,6 +68,22 @@ pub const A7060_100G: Sku = Sku {
 
 /// The three, one per speed qos_params.th.yaml gives counts for.
 pub const TOMAHAWK: [&Sku; 3] = [&S6100_40G, &A7060_50G, &A7060_100G];
+
+/// Force10-S6000 (Trident 2), 40G, rendered as a T1 (all 32 ports with lossless PGs 3-4).
+pub const S6000_40G: Sku = Sku {
+    name: "td2",
+    row: "40000_300m",
+    file: "force10-s6000-t1.json",
+    ports: &[
+        "Ethernet0",
+        "Ethernet4",
+        "Ethernet8",
+        "Ethernet12",
+        "Ethernet16",
+        "Ethernet20",
+    ],
+    gbps: 40,
+};
 
 /// One `send_packet`: `packets` frames of `frame` bytes (FCS included) with `dscp` from the
 /// host on the test's source port `from` (1…) to the destination (port 0).
@@ -99,7 +120,7 @@ pub struct Setup {
     pub port_slices: Option<Vec<u32>>,
     /// Transmit enabled again at this many µs.
     pub tx_enable_us: Option<u64>,
-    /// Capture the destination port into this directory (`th-<port>.pcap`).
+    /// Capture the destination port into this directory (`<switch>-<port>.pcap`).
     pub pcap_dir: Option<std::path::PathBuf>,
 }
 
@@ -119,7 +140,7 @@ pub fn replay(name: &str, sku: &Sku, setup: &Setup, sends: &[Send]) -> Value {
     let mut hosts = String::new();
     for (i, p) in ports.iter().enumerate() {
         let nic = if i == 0 { "" } else { ", nic: {pfc: ignore}" };
-        hosts += &format!("  - {{name: h{i}, attach: th:{p}{nic}}}\n");
+        hosts += &format!("  - {{name: h{i}, attach: {}:{p}{nic}}}\n", sku.name);
     }
     // Each send starts 2 µs after the previous one's last frame has left its host.
     let mut flows = String::new();
@@ -131,26 +152,27 @@ pub fn replay(name: &str, sku: &Sku, setup: &Setup, sends: &[Send]) -> Value {
         );
         t_ns += s.packets * (s.frame + 20) * 8 / sku.gbps + 2_000;
     }
-    let mut events = format!("  - {{at: 0ns, port: th:{}, tx: disable}}\n", ports[0]);
+    let sw = sku.name;
+    let mut events = format!("  - {{at: 0ns, port: {sw}:{}, tx: disable}}\n", ports[0]);
     let mut end_us = t_ns / 1000 + 10;
     if let Some(at) = setup.tx_enable_us {
         assert!(
             at * 1000 > t_ns,
             "transmit comes back before the last send ends"
         );
-        events += &format!("  - {{at: {at}us, port: th:{}, tx: enable}}\n", ports[0]);
+        events += &format!("  - {{at: {at}us, port: {sw}:{}, tx: enable}}\n", ports[0]);
         end_us = end_us.max(at + 2_000);
     }
     let mut text = format!(
         "# sonic-mgmt QoS SAI test replay: {name} on {} ({})\nduration: {end_us}us\n\
-         switches:\n  - name: th\n    pipeline_latency: 0ns\n    sonic: {sonic}\n\
+         switches:\n  - name: {sw}\n    pipeline_latency: 0ns\n    sonic: {sonic}\n\
          hosts:\n{hosts}flows:\n{flows}events:\n{events}",
         sku.file, sku.row
     );
     let mut args = Vec::new();
     if let Some(dir) = &setup.pcap_dir {
         text += &format!(
-            "outputs: {{pcap: {{ports: [th:{}], snaplen: 64}}}}\n",
+            "outputs: {{pcap: {{ports: [{sw}:{}], snaplen: 64}}}}\n",
             ports[0]
         );
         args = vec!["--pcap-dir".to_string(), dir.display().to_string()];

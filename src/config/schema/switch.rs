@@ -355,6 +355,10 @@ pub struct BufferRaw {
     pub crossing_packet: Option<Val<String>>,
     /// The limit XON is measured from: `live` or `latched` (at XOFF).
     pub xon_limit: Option<Val<String>>,
+    /// What an ingress pool's and a lossless profile's sizes count: `shared` (the pool's
+    /// shared space; a profile's reserve, headroom apart) or `whole` (the whole ingress
+    /// buffer, every PG's reserve and headroom inside it; a profile's size with its xoff).
+    pub ingress_sizes: Option<Val<String>>,
     /// Buffer slices (Tomahawk XPEs): each holds an equal share of every pool.
     pub slices: Option<Val<u32>>,
     /// The slice of each port, in port order (default: ports split evenly in order).

@@ -7,9 +7,9 @@
 use super::db::{at, reference, Entry, Table};
 use super::{bare, scalar, split_key, val, Ctx};
 use crate::config::diag::Diag;
-use crate::config::schema::{BufferRaw, PoolRaw, ProfileRaw, Val};
-use crate::config::values::list_or_none;
-use lossless_buffer_model::asic::Asic;
+use crate::config::schema::{BufferRaw, PoolRaw, ProfileRaw, Scalar, Val};
+use crate::config::values::{line, list_or_none};
+use lossless_buffer_model::asic::{Asic, IngressSizes};
 use lossless_buffer_model::Named;
 use serde_saphyr::Spanned;
 use std::collections::BTreeMap;
@@ -25,11 +25,14 @@ pub fn resolve(cx: &Ctx, asic: Asic) -> Result<Val<BufferRaw>> {
             "the file has no BUFFER_POOL table: a buffer plan needs its pools",
         ));
     };
-    let pools = pools(cx, pools_t)?;
+    let mut pools = pools(cx, pools_t)?;
     let profiles = match &cx.db().buffer_profile {
         Some(t) => profiles(cx, t, pools_t)?,
         None => BTreeMap::new(),
     };
+    if asic.profile().ingress_sizes == IngressSizes::Whole {
+        leave_out_other_ports(cx, &mut pools, &profiles)?;
+    }
     let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
     let pg = assign(cx, "BUFFER_PG", cx.db().buffer_pg.as_ref(), &known)?;
     let queue = assign(cx, "BUFFER_QUEUE", cx.db().buffer_queue.as_ref(), &known)?;
@@ -44,11 +47,85 @@ pub fn resolve(cx: &Ctx, asic: Asic) -> Result<Val<BufferRaw>> {
             queue,
             crossing_packet: None,
             xon_limit: None,
+            ingress_sizes: None,
             slices: None,
             port_slices: None,
         },
         pools_t,
     ))
+}
+
+/// On a chip whose ingress pool `size` is the whole ingress buffer (Trident 2), the PGs of
+/// the ports not kept still hold back their reserves and headroom on the switch: each
+/// ingress pool's size is written less what their BUFFER_PG entries take (profile `size`,
+/// which there includes `xoff`, per PG), so the kept ports share what they would share on
+/// the switch. Said once per pool.
+fn leave_out_other_ports(
+    cx: &Ctx,
+    pools: &mut BTreeMap<String, Val<PoolRaw>>,
+    profiles: &BTreeMap<String, Val<ProfileRaw>>,
+) -> Result<()> {
+    let Some(t) = &cx.db().buffer_pg else {
+        return Ok(());
+    };
+    let mut held: BTreeMap<String, (u64, usize)> = BTreeMap::new();
+    for (k, e) in &t.value {
+        let Some((ports, range)) = split_key(k) else {
+            continue; // assign() reports it
+        };
+        let others = ports.iter().filter(|p| !cx.keeps(p)).count();
+        let Some(name) = e
+            .value
+            .get("profile")
+            .map(|p| reference(&p.value.text()).to_string())
+        else {
+            continue;
+        };
+        let Some(profile) = profiles.get(&name) else {
+            continue;
+        };
+        if others == 0 || pools[&profile.value.pool.value].value.kind.value != "ingress" {
+            continue;
+        }
+        let pgs = pg_count(range).ok_or_else(|| {
+            cx.error(
+                at(e),
+                &format!("BUFFER_PG.{k}"),
+                format!("`{range}` is not a PG or a range of PGs"),
+            )
+        })?;
+        let size = match profile.value.size.as_ref().map(|v| &v.value) {
+            None => 0,
+            Some(Scalar::Int(n)) if *n >= 0 => *n as u64,
+            Some(_) => continue, // the resolver reports a size that is not bytes
+        };
+        let h = held.entry(profile.value.pool.value.clone()).or_default();
+        h.0 += size * pgs * others as u64;
+        h.1 += others;
+    }
+    for (pool, (bytes, _)) in held {
+        let p = pools.get_mut(&pool).expect("profiles name known pools");
+        let Scalar::Int(size) = p.value.size.value else {
+            continue;
+        };
+        let left = size - bytes as i64;
+        cx.warn(
+            line(&p.value.size),
+            &format!("BUFFER_POOL.{pool}.size"),
+            format!(
+                "{size} is the whole ingress buffer on this chip; the ports not imported hold {bytes} bytes of it in their PGs' reserves and headroom, so the imported pool is {left}"
+            ),
+        );
+        p.value.size.value = Scalar::Int(left);
+    }
+    Ok(())
+}
+
+/// PGs in a BUFFER_PG range (`3-4`: 2, `0`: 1).
+fn pg_count(range: &str) -> Option<u64> {
+    let (a, b) = range.split_once('-').unwrap_or((range, range));
+    let (a, b): (u64, u64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a <= b && b < 8).then_some(b - a + 1)
 }
 
 fn pools(cx: &Ctx, t: &Spanned<Table>) -> Result<BTreeMap<String, Val<PoolRaw>>> {

@@ -1,11 +1,18 @@
 //! Which switch chip a SONiC HWSKU is built on, for `buffer.asic`: the HWSKU lists of
 //! sonic-mgmt's `ansible/group_vars/sonic/variables` (commit b4ba9de3c9), whose names
-//! (`th`, `th2`, `th3`, `td3`) are also the suffixes of its `qos_params.<chip>.yaml`.
+//! (`td2`, `th`, `th2`, `th3`, `td3`) are also the suffixes of its `qos_params.<chip>.yaml`.
 
 use lossless_buffer_model::asic::Asic;
 
 /// (HWSKU, chip) for the chips [`Asic`] knows.
 const SKUS: &[(&str, Asic)] = &[
+    // broadcom_td2_hwskus
+    ("Force10-S6000", Asic::Trident2),
+    ("Force10-S6000-Q24S32", Asic::Trident2),
+    ("Arista-7050-QX32", Asic::Trident2),
+    ("Arista-7050-QX-32S", Asic::Trident2),
+    ("Nexus-3164", Asic::Trident2),
+    ("Arista-7050QX32S-Q32", Asic::Trident2),
     // broadcom_th_hwskus
     ("Force10-S6100", Asic::Tomahawk),
     ("Arista-7060CX-32S-C32", Asic::Tomahawk),
@@ -46,6 +53,7 @@ mod tests {
         assert_eq!(chip_of("Arista-7060CX-32S-C32"), Some(Asic::Tomahawk));
         assert_eq!(chip_of("Force10-S6100"), Some(Asic::Tomahawk));
         assert_eq!(chip_of("Arista-7260CX3-C64"), Some(Asic::Tomahawk2));
+        assert_eq!(chip_of("Force10-S6000"), Some(Asic::Trident2));
         assert_eq!(chip_of("Mellanox-SN2700"), None);
     }
 }

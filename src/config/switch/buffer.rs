@@ -7,8 +7,10 @@ use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{BufferRaw, Val};
 use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
-use lossless_buffer_model::asic::Asic;
-use lossless_buffer_model::mmu::{Behaviour, PoolKind, PoolSpec, ProfileSpec, Slices, Threshold};
+use lossless_buffer_model::asic::{Asic, IngressSizes};
+use lossless_buffer_model::mmu::{
+    Behaviour, PoolKind, PoolSpec, PoolUse, ProfileSpec, Slices, Threshold,
+};
 use lossless_buffer_model::{priorities_in, Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
 use lossless_pipeline::default_plan;
@@ -42,6 +44,8 @@ pub struct Plan {
     pub slices: Slices,
     /// The chip named by `buffer.asic` (generic when none).
     pub asic: Asic,
+    /// What the ingress sizes counted as written (pools are shared space once resolved).
+    pub ingress_sizes: IngressSizes,
 }
 
 impl Plan {
@@ -86,8 +90,11 @@ pub fn resolve(
             format!("{cell}: a cell is 64 B–64 KiB"),
         );
     }
-    let (pools, modes) = pools(d, &k, b, cell)?;
-    let profiles = profiles::resolve(d, &k, b, &pools, &modes)?;
+    let sizes: IngressSizes = d
+        .opt_word(&b.value.ingress_sizes, &k.at("ingress_sizes"))?
+        .unwrap_or(chip.ingress_sizes);
+    let (mut pools, modes) = pools(d, &k, b, cell)?;
+    let profiles = profiles::resolve(d, &k, b, &pools, &modes, sizes)?;
     // Lossy defaults for PGs and queues nobody named.
     let lossy_default = |kind: PoolKind, preferred: &str, what: &str| -> Result<ProfileSpec> {
         let Some(pool) = pools
@@ -145,6 +152,9 @@ pub fn resolve(
             }
         }
     }
+    if sizes == IngressSizes::Whole {
+        carve_whole_pools(d, &k, b, &mut pools, &pgs, cell)?;
+    }
     let behaviour = Behaviour {
         crossing: d
             .opt_word(&b.value.crossing_packet, &k.at("crossing_packet"))?
@@ -152,6 +162,11 @@ pub fn resolve(
         xon_limit: d
             .opt_word(&b.value.xon_limit, &k.at("xon_limit"))?
             .unwrap_or(chip.behaviour.xon_limit),
+        // A whole-buffer pool counts every cell it holds, reserved ones too.
+        pool_use: match sizes {
+            IngressSizes::Shared => PoolUse::Shared,
+            IngressSizes::Whole => PoolUse::WithReserved,
+        },
     };
     let mut plan = Plan {
         cell,
@@ -160,6 +175,7 @@ pub fn resolve(
         behaviour,
         slices: slices(d, &k, b, ports.len(), chip.slices)?,
         asic,
+        ingress_sizes: sizes,
         ..Plan::default()
     };
     for (pgs, queues) in pgs.iter().zip(&queues) {
@@ -172,6 +188,55 @@ pub fn resolve(
         check_total(d, &k.at("total"), total, &plan)?;
     }
     Ok(plan)
+}
+
+/// `ingress_sizes: whole`: each ingress pool's `size` is the whole ingress buffer, so what
+/// its PGs hold back — every port's reserved minimum and headroom on it — is taken off, and
+/// the rest is the shared space the dynamic thresholds divide (docs/physics.md, "What a
+/// plan's sizes mean"). Such a plan has no shared headroom pool.
+fn carve_whole_pools(
+    d: &Diags,
+    k: &Key,
+    b: &Val<BufferRaw>,
+    pools: &mut [PoolSpec],
+    pgs: &[Vec<Slot>],
+    cell: Bytes,
+) -> Result<()> {
+    for (i, pool) in pools.iter_mut().enumerate() {
+        if pool.kind != PoolKind::Ingress {
+            continue;
+        }
+        let raw = &b.value.pools.value[&pool.name];
+        let kk = k.at("pools").at(&pool.name);
+        if pool.xoff.get() > 0 {
+            return d.error(
+                raw.value.xoff.as_ref().and_then(line),
+                &kk.at("xoff"),
+                "with ingress_sizes whole every PG's headroom is inside the pool: there is no shared headroom pool",
+            );
+        }
+        let held: u64 = pgs
+            .iter()
+            .flatten()
+            .filter(|(s, _, _)| s.pool == i)
+            .map(|(s, _, _)| s.reserved.get() + s.headroom.map_or(0, |h| h.xoff.get()))
+            .sum();
+        match pool.size.get().checked_sub(held) {
+            Some(shared) if shared >= cell.get() => pool.size = Bytes(shared),
+            _ => {
+                return d.error(
+                    line(&raw.value.size),
+                    &kk.at("size"),
+                    format!(
+                        "{}, the whole ingress buffer (ingress_sizes whole), leaves less than a cell shared after its PGs' reserves and headroom ({})",
+                        pool.size,
+                        Bytes(held)
+                    ),
+                )
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pools, and whether each is static or dynamic.
@@ -507,7 +572,8 @@ mod tests {
             l.scenario.switches[0].config.mmu,
             Behaviour {
                 crossing: Crossing::Shared,
-                xon_limit: XonLimit::Latched
+                xon_limit: XonLimit::Latched,
+                ..Behaviour::default()
             }
         );
         let e = buffer("      crossing_packet: pool\n")
@@ -520,6 +586,52 @@ mod tests {
             e.contains("s.buffer.xon_limit") && e.contains("latched"),
             "{e}"
         );
+    }
+
+    /// `ingress_sizes: whole`: the pool of 16 MB less 2 ports × PGs 3–4 × the profile's
+    /// size (which counts its xoff), the PG's reserve the size less the xoff.
+    #[test]
+    fn a_whole_ingress_pool_gives_up_every_pgs_reserve_and_headroom() {
+        use lossless_buffer_model::mmu::PoolUse;
+        use lossless_buffer_model::Bytes;
+        let whole = "      ingress_sizes: whole\n";
+        let text = |size: &str, extra: &str| {
+            format!(
+                "switches:\n  - name: s\n    ports: {{count: 2, mtu: 1518}}\n    buffer:\n      pools:\n        \
+                 ingress_lossless_pool: {{type: ingress, size: 16MB{extra}}}\n        egress_lossless_pool: {{type: egress, size: 16MB, mode: static}}\n      \
+                 profiles:\n        pg_lossless: {{pool: ingress_lossless_pool, size: {size}, dynamic_th: 0, xoff: 83200B}}\n        \
+                 q_lossless: {{pool: egress_lossless_pool, static_th: 16MB}}\n      pg: {{\"3-4\": pg_lossless}}\n      queue: {{\"3-4\": q_lossless}}\n{whole}"
+            )
+        };
+        let l = crate::config::parse("f.yaml", "f", &text("84448", "")).unwrap();
+        let c = &l.scenario.switches[0].config;
+        let pool = |n: &str| c.pools.iter().find(|p| p.name == n).unwrap().size;
+        assert_eq!(
+            pool("ingress_lossless_pool"),
+            Bytes(16_000_000 - 4 * 84_448)
+        );
+        assert_eq!(c.pg_profiles[3].reserved, Bytes(84_448 - 83_200));
+        assert_eq!(c.mmu.pool_use, PoolUse::WithReserved);
+        // The egress pool is untouched.
+        assert_eq!(pool("egress_lossless_pool"), Bytes(16_000_000));
+        let e = crate::config::parse("f.yaml", "f", &text("1248", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("pg_lossless.size") && e.contains("includes its headroom"),
+            "{e}"
+        );
+        let e = crate::config::parse("f.yaml", "f", &text("84448", ", xoff: 1MB"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ingress_lossless_pool.xoff") && e.contains("no shared headroom pool"),
+            "{e}"
+        );
+        let e = crate::config::parse("f.yaml", "f", &text("8MB", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("leaves less than a cell"), "{e}");
     }
 
     #[test]

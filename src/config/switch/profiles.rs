@@ -6,6 +6,7 @@ use crate::config::diag::{Diag, Diags, Key};
 use crate::config::schema::{BufferRaw, ProfileRaw, Val};
 use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
+use lossless_buffer_model::asic::IngressSizes;
 use lossless_buffer_model::mmu::{Headroom, PoolKind, PoolSpec, ProfileSpec, Threshold};
 use lossless_buffer_model::Bytes;
 use std::collections::BTreeMap;
@@ -22,13 +23,42 @@ pub fn resolve(
     b: &Val<BufferRaw>,
     pools: &[PoolSpec],
     modes: &[PoolMode],
+    sizes: IngressSizes,
 ) -> Result<Profiles> {
     let mut out = Profiles::new();
     for (name, p) in &b.value.profiles.value {
-        let spec = profile(d, &k.at("profiles").at(name), p, pools, modes)?;
+        let mut spec = profile(d, &k.at("profiles").at(name), p, pools, modes)?;
+        if sizes == IngressSizes::Whole {
+            spec.reserved = reserve_without_headroom(d, &k.at("profiles").at(name), p, &spec)?;
+        }
         out.insert(name.clone(), (spec, line(p)));
     }
     Ok(out)
+}
+
+/// With `ingress_sizes: whole` a lossless profile's `size` counts its headroom too: its
+/// reserved minimum is `size − xoff` (SONiC's Trident 2 plans: 56,368 B = 6 cells of
+/// reserve + 55,120 B of xoff).
+fn reserve_without_headroom(
+    d: &Diags,
+    kk: &Key,
+    p: &Val<ProfileRaw>,
+    spec: &ProfileSpec,
+) -> Result<Bytes> {
+    let Some(h) = spec.headroom else {
+        return Ok(spec.reserved);
+    };
+    match spec.reserved.get().checked_sub(h.xoff.get()) {
+        Some(r) => Ok(Bytes(r)),
+        None => d.error(
+            p.value.size.as_ref().and_then(line).or(line(p)),
+            &kk.at("size"),
+            format!(
+                "size {} is less than xoff {}: with ingress_sizes whole (the chip's Trident 2 reading) a lossless profile's size includes its headroom",
+                spec.reserved, h.xoff
+            ),
+        ),
+    }
 }
 
 fn pool_index(d: &Diags, pools: &[PoolSpec], name: &Val<String>, key: &Key) -> Result<usize> {
