@@ -221,23 +221,28 @@ fn buffer_pool_watermark_counts_the_shared_cells() {
 }
 
 /// LossyQueueTest (lossy_queue_1: DSCP 1 → queue 1, margin 2). The egress lossy pool is
-/// shared space on Trident 2 too (only ingress sizes are whole): 7,326,924 / 208 = 35,225
-/// cells, queue 1 takes 8 reserved cells then shared ones while x ≤ 8·(35,225 − x), so x
-/// ≤ 31,311 and packet 8 + 31,311 + 1 = 31,320 is the first dropped, two before the
-/// hardware's 31,322 — inside the test's margin: it sends 31,322 − 1 − 2 = 31,319 and
-/// expects no drop, then 5 more and expects one.
+/// shared space on Trident 2 too (only ingress sizes are whole): 7,326,924 B = 35,225.6
+/// cells, counted as 35,226 (`pool_cells: up`). Queue 1 takes 8 reserved cells, then a
+/// shared cell while its shared use before the packet x ≤ 8·(35,226 − x)
+/// (`queue_admission: before`): up to x = 31,312, which the last admitted packet makes
+/// 31,313. So 8 + 31,313 = 31,321 packets are queued and the 31,322nd is dropped: the
+/// hardware's count exactly. (The generic rules — the packet counted, the pool rounded down
+/// — drop the 31,320th.)
 #[test]
-fn lossy_queue_drops_within_the_tests_margin() {
-    let first = 8 + (1..).take_while(|x| *x <= 8 * (35_225 - x)).count() as u64 + 1;
-    assert_eq!(first, 31_320);
-    let r = one("td2-lossy-a", 1, TRIG_EGR_DRP - 1 - 2);
+fn lossy_queue_drops_at_the_s6000_count() {
+    let pool = 7_326_924u64.div_ceil(CELL);
+    let last_x = (0..pool)
+        .take_while(|x| *x <= 8 * (pool - x))
+        .last()
+        .unwrap();
+    let first = 8 + last_x + 1 + 1;
+    assert_eq!((pool, first), (35_226, TRIG_EGR_DRP));
+    let r = one("td2-lossy-a", 1, first - 1);
     assert_eq!(egress_drops(&r), 0);
-    assert_eq!(
-        u(&port(&r, 0)["queues"][1]["watermark_bytes"]),
-        (first - 1) * CELL
-    );
-    let r = one("td2-lossy-b", 1, TRIG_EGR_DRP + 2);
-    assert!(egress_drops(&r) >= 1);
+    let q = &port(&r, 0)["queues"][1];
+    assert_eq!(u(&q["watermark_bytes"]), (first - 1) * CELL);
+    let r = one("td2-lossy-b", 1, first);
+    assert_eq!(egress_drops(&r), 1);
     assert_eq!(u(&r["totals"]["pfc_tx_frames"]), 0);
 }
 

@@ -74,6 +74,42 @@ pub enum PoolUse {
     WithReserved,
 }
 
+/// When an egress queue's dynamic limit is tested: with the arriving packet counted, or
+/// against the queue and pool as the packet finds them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueueAdmission {
+    /// Admit while x ≤ α·(S − X), x and X counting the packet (`generic`).
+    #[default]
+    After,
+    /// Admit while x ≤ α·(S − X) before the packet is counted (Choudhury and Hahne's
+    /// q(t) ≤ T(t) at arrival): the last packet admitted may take x one packet past it
+    /// (Broadcom: LossyQueueTest's counts on Trident 2 and Tomahawk 1).
+    Before,
+}
+
+impl crate::named::Named for QueueAdmission {
+    const WORDS: &'static [(&'static str, QueueAdmission)] = &[
+        ("after", QueueAdmission::After),
+        ("before", QueueAdmission::Before),
+    ];
+}
+
+/// How a pool's size in bytes becomes whole cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PoolCells {
+    /// Down: a partial cell is not usable (`generic`).
+    #[default]
+    Down,
+    /// Up, as a reserve's bytes are (Broadcom's SDK: a pool of 11,110.35 cells holds
+    /// 11,111).
+    Up,
+}
+
+impl crate::named::Named for PoolCells {
+    const WORDS: &'static [(&'static str, PoolCells)] =
+        &[("down", PoolCells::Down), ("up", PoolCells::Up)];
+}
+
 /// The MMU's ASIC-specific choices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Behaviour {
@@ -83,6 +119,10 @@ pub struct Behaviour {
     pub xon_limit: XonLimit,
     /// What an ingress pool's use counts for its dynamic thresholds.
     pub pool_use: PoolUse,
+    /// When an egress queue's dynamic limit is tested.
+    pub queue_admission: QueueAdmission,
+    /// How pool sizes round to cells.
+    pub pool_cells: PoolCells,
 }
 
 /// Buffer slices: a Tomahawk accounts its buffer per slice (XPE on Tomahawk 1, four of
@@ -173,13 +213,17 @@ impl Asic {
     /// headroom-pool watermark to the chip's); Tomahawk's placement and XON rule are what
     /// its PFCtest and PFCXonTest counts fit (tests/sonic_qos.rs); Trident 2's sizes,
     /// placement and XON rule are what its PFCtest, PFCXonTest and watermark counts fit on a
-    /// Force10-S6000 (tests/sonic_qos_td2.rs); Tomahawk 2's placement is design §4's. What no
-    /// source fixes stays `generic`.
+    /// Force10-S6000 (tests/sonic_qos_td2.rs); the egress rules of both (queue admission
+    /// tested before the packet, pool sizes rounded up to cells) are what their
+    /// LossyQueueTest counts fit (tests/sonic_qos_egress.rs, tests/sonic_qos_td2.rs);
+    /// Tomahawk 2's placement is design §4's. What no source fixes stays `generic`.
     pub const fn profile(self) -> AsicProfile {
         let generic = Behaviour {
             crossing: Crossing::Headroom,
             xon_limit: XonLimit::Live,
             pool_use: PoolUse::Shared,
+            queue_admission: QueueAdmission::After,
+            pool_cells: PoolCells::Down,
         };
         match self {
             Asic::Generic => AsicProfile {
@@ -195,6 +239,8 @@ impl Asic {
                     crossing: Crossing::Shared,
                     xon_limit: XonLimit::Latched,
                     pool_use: PoolUse::WithReserved,
+                    queue_admission: QueueAdmission::Before,
+                    pool_cells: PoolCells::Up,
                 },
                 ingress_sizes: IngressSizes::Whole,
             },
@@ -205,6 +251,8 @@ impl Asic {
                     crossing: Crossing::Shared,
                     xon_limit: XonLimit::Latched,
                     pool_use: PoolUse::Shared,
+                    queue_admission: QueueAdmission::Before,
+                    pool_cells: PoolCells::Up,
                 },
                 ingress_sizes: IngressSizes::Shared,
             },
@@ -239,7 +287,6 @@ impl Mmu {
             return self;
         }
         let n = s.count;
-        let cell = self.cell;
         let pools = std::mem::take(&mut self.pools);
         for p in &pools {
             for k in 0..n {
@@ -247,8 +294,8 @@ impl Mmu {
                 spec.size = Bytes(spec.size.get() / n as u64);
                 spec.xoff = Bytes(spec.xoff.get() / n as u64);
                 self.pools.push(Pool {
-                    size_cells: spec.size.get() / cell,
-                    headroom_cells: spec.xoff.get() / cell,
+                    size_cells: self.whole_cells(spec.size),
+                    headroom_cells: self.whole_cells(spec.xoff),
                     spec,
                     slice: Some(k),
                     shared_used: 0,
@@ -269,9 +316,22 @@ impl Mmu {
         self
     }
 
-    /// This MMU with the ASIC choices `b`.
+    /// This MMU with the ASIC choices `b` (pool sizes in cells rounded as `b` says).
     pub fn with_behaviour(mut self, b: Behaviour) -> Mmu {
         self.behaviour = b;
+        for i in 0..self.pools.len() {
+            let (size, xoff) = (self.pools[i].spec.size, self.pools[i].spec.xoff);
+            self.pools[i].size_cells = self.whole_cells(size);
+            self.pools[i].headroom_cells = self.whole_cells(xoff);
+        }
         self
+    }
+
+    /// A pool's `bytes` in whole cells, rounded as the chip rounds them.
+    fn whole_cells(&self, bytes: Bytes) -> u64 {
+        match self.behaviour.pool_cells {
+            PoolCells::Down => bytes.get() / self.cell,
+            PoolCells::Up => bytes.get().div_ceil(self.cell),
+        }
     }
 }

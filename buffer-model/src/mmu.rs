@@ -15,7 +15,7 @@
 //! Broadcom-style MMUs use), so headroom empties as soon as the oldest packets leave and XON
 //! can follow while the queue still holds data to send.
 
-pub use crate::asic::{Behaviour, Crossing, PoolUse, Slices, XonLimit};
+pub use crate::asic::{Behaviour, Crossing, PoolCells, PoolUse, QueueAdmission, Slices, XonLimit};
 use crate::units::Bytes;
 
 /// Number of priorities, priority groups and queues per port.
@@ -480,8 +480,17 @@ impl Mmu {
             return Ok((from_reserved, 0));
         }
         let th = q.threshold.expect("queue has a threshold");
-        let pool_used = self.pools[q.pool].shared_used + from_shared;
-        if self.shared_fits(th, q.pool, q.shared_used + from_shared, pool_used) {
+        let pool = &self.pools[q.pool];
+        let pool_used = pool.shared_used + from_shared;
+        let fits = match (self.behaviour.queue_admission, th) {
+            // Tested as the packet finds the queue; the pool must still hold it.
+            (QueueAdmission::Before, Threshold::Dynamic(n)) => {
+                pool_used <= pool.size_cells
+                    && within_dynamic(n, q.shared_used, pool.size_cells - pool.shared_used, false)
+            }
+            _ => self.shared_fits(th, q.pool, q.shared_used + from_shared, pool_used),
+        };
+        if fits {
             Ok((from_reserved, from_shared))
         } else {
             Err(Refusal::EgressLimit)

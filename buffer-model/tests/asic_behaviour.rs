@@ -61,6 +61,7 @@ fn behaviour(crossing: Crossing, xon_limit: XonLimit) -> Behaviour {
         crossing,
         xon_limit,
         pool_use: PoolUse::Shared,
+        ..Behaviour::default()
     }
 }
 

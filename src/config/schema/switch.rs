@@ -359,6 +359,11 @@ pub struct BufferRaw {
     /// shared space; a profile's reserve, headroom apart) or `whole` (the whole ingress
     /// buffer, every PG's reserve and headroom inside it; a profile's size with its xoff).
     pub ingress_sizes: Option<Val<String>>,
+    /// When an egress queue's dynamic limit is tested: `after` the arriving packet is
+    /// counted, or `before`.
+    pub queue_admission: Option<Val<String>>,
+    /// How pool sizes round to whole cells: `down` or `up`.
+    pub pool_cells: Option<Val<String>>,
     /// Buffer slices (Tomahawk XPEs): each holds an equal share of every pool.
     pub slices: Option<Val<u32>>,
     /// The slice of each port, in port order (default: ports split evenly in order).

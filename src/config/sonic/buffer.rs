@@ -48,6 +48,8 @@ pub fn resolve(cx: &Ctx, asic: Asic) -> Result<Val<BufferRaw>> {
             crossing_packet: None,
             xon_limit: None,
             ingress_sizes: None,
+            queue_admission: None,
+            pool_cells: None,
             slices: None,
             port_slices: None,
         },

@@ -167,6 +167,12 @@ pub fn resolve(
             IngressSizes::Shared => PoolUse::Shared,
             IngressSizes::Whole => PoolUse::WithReserved,
         },
+        queue_admission: d
+            .opt_word(&b.value.queue_admission, &k.at("queue_admission"))?
+            .unwrap_or(chip.behaviour.queue_admission),
+        pool_cells: d
+            .opt_word(&b.value.pool_cells, &k.at("pool_cells"))?
+            .unwrap_or(chip.behaviour.pool_cells),
     };
     let mut plan = Plan {
         cell,
