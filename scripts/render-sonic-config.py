@@ -62,6 +62,22 @@ def port_table(ini):
     return ports
 
 
+def default_speeds(ports, hwsku_json):
+    """A port_config.ini without a speed column (NVIDIA's SKUs): sonic-cfggen takes each
+    port's speed from the SKU's hwsku.json, the first mode of its default_brkout_mode
+    (`1x100G[50G,40G,25G,10G]`: one port at 100G)."""
+    if not os.path.exists(hwsku_json):
+        return
+    with open(hwsku_json) as f:
+        interfaces = json.load(f).get("interfaces", {})
+    for name, p in ports.items():
+        mode = interfaces.get(name, {}).get("default_brkout_mode", "")
+        if "speed" in p or "x" not in mode:
+            continue
+        gbps = mode.split("x", 1)[1].split("G", 1)[0]
+        p["speed"] = str(int(gbps) * 1000)
+
+
 def neighbours(ports, role, uplinks):
     """DEVICE_NEIGHBOR and DEVICE_NEIGHBOR_METADATA: the first `uplinks` ports face the
     tier above, the rest the tier below."""
@@ -158,6 +174,7 @@ def main():
     env.globals["template_exists"] = has_template
     env.filters["sort_by_port_index"] = by_port_number
     ports = port_table(os.path.join(sku_dir, "port_config.ini"))
+    default_speeds(ports, os.path.join(sku_dir, "hwsku.json"))
     if a.speed:
         for p in ports.values():
             p["speed"] = a.speed

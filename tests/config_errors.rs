@@ -265,3 +265,35 @@ fn zero_pg_headroom_warns_even_with_a_shared_headroom_pool() {
         "{w:?}"
     );
 }
+
+#[test]
+fn chip_rules_are_words_of_their_lists() {
+    for (key, bad) in [
+        ("pg_fill", "pool_first"),
+        ("pg_admission", "during"),
+        ("queue_admission", "later"),
+        ("first_limit", "both"),
+    ] {
+        let e = err(&with(
+            "    buffer:\n",
+            &format!("    buffer:\n      {key}: {bad}\n"),
+        ));
+        assert_err(&e, 6, &format!("tor.buffer.{key}"), bad);
+    }
+}
+
+#[test]
+fn a_headroom_overhead_that_leaves_no_headroom() {
+    // 83,200 B of xoff, all of it kept by the chip.
+    let e = err(&with(
+        "    buffer:\n",
+        "    buffer:\n      ingress_sizes: pg_buffer\n      headroom_overhead: 83200B\n",
+    )
+    .replace("size: 1248, dynamic_th: 0", "size: 84448, dynamic_th: 0"));
+    assert_err(
+        &e,
+        12,
+        "tor.buffer.profiles.pg_lossless.xoff",
+        "is not above the chip's headroom overhead",
+    );
+}

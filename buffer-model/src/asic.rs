@@ -1,8 +1,10 @@
-//! The memory manager's ASIC-specific choices: where a lossless PG stores the packet that
-//! crosses its limit, which limit its XON is measured from, and whether the buffer is
-//! accounted in slices; and the chips whose values for these are known ([`Asic`]). Switch
-//! chips differ here
-//! (docs/physics.md, "Where the crossing packet goes"); `generic` is the default of each.
+//! The memory manager's ASIC-specific choices — where a lossless PG stores the packet that
+//! crosses its limit, which limit its XON is measured from, what a plan's sizes count,
+//! whether a PG fills its reserve or the pool first, when a dynamic limit is tested, which
+//! side's limit a packet meets first, how pools round to cells, and whether the buffer is
+//! accounted in slices — and the chips whose values for these are known ([`Asic`]).
+//! Switch chips differ here (docs/physics.md, "Dynamic thresholds"); `generic` is the
+//! default of each.
 
 use crate::mmu::{Mmu, Pool, PRIORITIES};
 use crate::units::Bytes;
@@ -54,12 +56,16 @@ pub enum IngressSizes {
     /// `size` includes its `xoff` (Trident 2, as SONiC's Force10-S6000 plans and
     /// qos_params.td2.yaml's counts show).
     Whole,
+    /// An ingress pool's `size` is its shared space; a lossless profile's `size` is the PG's
+    /// own buffer, its `xoff` included (`size = xon + xoff`: NVIDIA Spectrum).
+    PgBuffer,
 }
 
 impl crate::named::Named for IngressSizes {
     const WORDS: &'static [(&'static str, IngressSizes)] = &[
         ("shared", IngressSizes::Shared),
         ("whole", IngressSizes::Whole),
+        ("pg_buffer", IngressSizes::PgBuffer),
     ];
 }
 
@@ -74,23 +80,43 @@ pub enum PoolUse {
     WithReserved,
 }
 
-/// When an egress queue's dynamic limit is tested: with the arriving packet counted, or
-/// against the queue and pool as the packet finds them.
+/// When a PG's or queue's dynamic limit is tested: with the arriving packet counted, or
+/// against the PG or queue and the pool as the packet finds them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum QueueAdmission {
-    /// Admit while x ≤ α·(S − X), x and X counting the packet (`generic`).
+pub enum Admission {
+    /// Admit while x ≤ α·(S − X), x and X counting the packet (`generic`; Broadcom's
+    /// ingress: PFCtest's XOFF counts on Tomahawk 1 and Trident 2).
     #[default]
     After,
     /// Admit while x ≤ α·(S − X) before the packet is counted (Choudhury and Hahne's
     /// q(t) ≤ T(t) at arrival): the last packet admitted may take x one packet past it
-    /// (Broadcom: LossyQueueTest's counts on Trident 2 and Tomahawk 1).
+    /// (Broadcom's egress: LossyQueueTest's counts on Trident 2 and Tomahawk 1; NVIDIA
+    /// Spectrum's ingress: PGSharedWatermarkTest's bound on an ACS-MSN2700).
     Before,
 }
 
-impl crate::named::Named for QueueAdmission {
-    const WORDS: &'static [(&'static str, QueueAdmission)] = &[
-        ("after", QueueAdmission::After),
-        ("before", QueueAdmission::Before),
+impl crate::named::Named for Admission {
+    const WORDS: &'static [(&'static str, Admission)] =
+        &[("after", Admission::After), ("before", Admission::Before)];
+}
+
+/// Which side's limit a packet meets first, and so which counts the drop when both would
+/// refuse it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FirstLimit {
+    /// The ingress PG's, then the egress queue's (`generic`).
+    #[default]
+    Ingress,
+    /// The egress queue's, then the ingress PG's: a packet over both is the queue's drop
+    /// (NVIDIA Spectrum: LossyQueueTest asserts an egress drop and no ingress drop where
+    /// SONiC's plan gives the lossy PG and the lossy queue the same limit).
+    Egress,
+}
+
+impl crate::named::Named for FirstLimit {
+    const WORDS: &'static [(&'static str, FirstLimit)] = &[
+        ("ingress", FirstLimit::Ingress),
+        ("egress", FirstLimit::Egress),
     ];
 }
 
@@ -110,6 +136,29 @@ impl crate::named::Named for PoolCells {
         &[("down", PoolCells::Down), ("up", PoolCells::Up)];
 }
 
+/// In which order a PG fills its reserve and its share of the pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PgFill {
+    /// The reserve first, then shared space up to the dynamic limit; a lossless PG sends
+    /// XOFF when the limit is crossed (Broadcom; `generic`).
+    #[default]
+    ReserveFirst,
+    /// Shared space first, up to the limit, then the PG's own buffer (`size`): its first
+    /// `size − xoff` bytes (the reserve), then its `xoff` (headroom). A lossless PG sends
+    /// XOFF when a packet finds the reserve full and goes to headroom, and XON when its
+    /// own buffer holds less than `xon` again; a departing packet frees the PG's own
+    /// buffer first, as packets waiting there move into the room it leaves in the pool
+    /// (NVIDIA Spectrum, docs/physics.md "NVIDIA Spectrum: the pool first").
+    SharedFirst,
+}
+
+impl crate::named::Named for PgFill {
+    const WORDS: &'static [(&'static str, PgFill)] = &[
+        ("reserve_first", PgFill::ReserveFirst),
+        ("shared_first", PgFill::SharedFirst),
+    ];
+}
+
 /// The MMU's ASIC-specific choices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Behaviour {
@@ -119,10 +168,16 @@ pub struct Behaviour {
     pub xon_limit: XonLimit,
     /// What an ingress pool's use counts for its dynamic thresholds.
     pub pool_use: PoolUse,
+    /// When an ingress PG's dynamic limit is tested.
+    pub pg_admission: Admission,
     /// When an egress queue's dynamic limit is tested.
-    pub queue_admission: QueueAdmission,
+    pub queue_admission: Admission,
     /// How pool sizes round to cells.
     pub pool_cells: PoolCells,
+    /// Whether a PG fills its reserve or the pool first.
+    pub pg_fill: PgFill,
+    /// Which side's limit a packet meets first.
+    pub first_limit: FirstLimit,
 }
 
 /// Buffer slices: a Tomahawk accounts its buffer per slice (XPE on Tomahawk 1, four of
@@ -175,6 +230,12 @@ pub enum Asic {
     Tomahawk3,
     /// Broadcom Trident 3 (BCM5687x; SONiC `td3`).
     Trident3,
+    /// NVIDIA Spectrum (SN2000 series; SONiC `spc1`).
+    Spectrum,
+    /// NVIDIA Spectrum-2 (SN3000 series; SONiC `spc2`).
+    Spectrum2,
+    /// NVIDIA Spectrum-3 (SN4000 series; SONiC `spc3`).
+    Spectrum3,
 }
 
 impl crate::named::Named for Asic {
@@ -190,6 +251,12 @@ impl crate::named::Named for Asic {
         ("th3", Asic::Tomahawk3),
         ("trident3", Asic::Trident3),
         ("td3", Asic::Trident3),
+        ("spectrum", Asic::Spectrum),
+        ("spc1", Asic::Spectrum),
+        ("spectrum2", Asic::Spectrum2),
+        ("spc2", Asic::Spectrum2),
+        ("spectrum3", Asic::Spectrum3),
+        ("spc3", Asic::Spectrum3),
     ];
 }
 
@@ -204,26 +271,38 @@ pub struct AsicProfile {
     pub behaviour: Behaviour,
     /// What an ingress pool's and a lossless profile's sizes count.
     pub ingress_sizes: IngressSizes,
+    /// Cells at the end of each lossless PG's headroom the chip keeps for itself: a PG
+    /// drops this much before its `xoff` is full.
+    pub headroom_overhead_cells: u64,
 }
 
 impl Asic {
     /// The chip's values. Sources (docs/scenario.md, `buffer.asic`): the cell is
-    /// `cell_size` of the chip's qos_params file; the slices are its
+    /// `cell_size` of the chip's qos_params file; the slices of Tomahawk 1 and 2 are its
     /// `hdrm_pool_wm_multiplier` (the factor by which SONiC's test scales a slice's
-    /// headroom-pool watermark to the chip's); Tomahawk's placement and XON rule are what
+    /// headroom-pool watermark to the chip's; Tomahawk 3's file says 1, but its counts show
+    /// two ITMs, below); Tomahawk's placement and XON rule are what
     /// its PFCtest and PFCXonTest counts fit (tests/sonic_qos.rs); Trident 2's sizes,
     /// placement and XON rule are what its PFCtest, PFCXonTest and watermark counts fit on a
     /// Force10-S6000 (tests/sonic_qos_td2.rs); the egress rules of both (queue admission
     /// tested before the packet, pool sizes rounded up to cells) are what their
     /// LossyQueueTest counts fit (tests/sonic_qos_egress.rs, tests/sonic_qos_td2.rs);
-    /// Tomahawk 2's placement is design §4's. What no source fixes stays `generic`.
+    /// Tomahawk 3's two ITMs are what its HdrmPoolSizeTest counts (each ITM holds half the
+    /// shared headroom pool: 36 PGs' xoff and a 37th's partial fill, on both of its
+    /// qos_params.th3.yaml rows) and LossyQueueTest counts (half the egress pool,
+    /// tests/sonic_qos_th3.rs) fit, its placement what PFCtest's drop count does (the
+    /// profile's xoff after XOFF); Spectrum's are in [`Asic::spectrum`]. Tomahawk 2's
+    /// placement is design §4's. What no source fixes stays `generic`.
     pub const fn profile(self) -> AsicProfile {
         let generic = Behaviour {
             crossing: Crossing::Headroom,
             xon_limit: XonLimit::Live,
             pool_use: PoolUse::Shared,
-            queue_admission: QueueAdmission::After,
+            pg_admission: Admission::After,
+            queue_admission: Admission::After,
             pool_cells: PoolCells::Down,
+            pg_fill: PgFill::ReserveFirst,
+            first_limit: FirstLimit::Ingress,
         };
         match self {
             Asic::Generic => AsicProfile {
@@ -231,6 +310,7 @@ impl Asic {
                 slices: 1,
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
+                headroom_overhead_cells: 0,
             },
             Asic::Trident2 => AsicProfile {
                 cell: Some(Bytes(208)),
@@ -239,10 +319,12 @@ impl Asic {
                     crossing: Crossing::Shared,
                     xon_limit: XonLimit::Latched,
                     pool_use: PoolUse::WithReserved,
-                    queue_admission: QueueAdmission::Before,
+                    queue_admission: Admission::Before,
                     pool_cells: PoolCells::Up,
+                    ..generic
                 },
                 ingress_sizes: IngressSizes::Whole,
+                headroom_overhead_cells: 0,
             },
             Asic::Tomahawk => AsicProfile {
                 cell: Some(Bytes(208)),
@@ -251,29 +333,65 @@ impl Asic {
                     crossing: Crossing::Shared,
                     xon_limit: XonLimit::Latched,
                     pool_use: PoolUse::Shared,
-                    queue_admission: QueueAdmission::Before,
+                    queue_admission: Admission::Before,
                     pool_cells: PoolCells::Up,
+                    ..generic
                 },
                 ingress_sizes: IngressSizes::Shared,
+                headroom_overhead_cells: 0,
             },
             Asic::Tomahawk2 => AsicProfile {
                 cell: Some(Bytes(208)),
                 slices: 4,
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
+                headroom_overhead_cells: 0,
             },
             Asic::Tomahawk3 => AsicProfile {
                 cell: Some(Bytes(254)),
-                slices: 1,
+                slices: 2,
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
+                headroom_overhead_cells: 0,
             },
             Asic::Trident3 => AsicProfile {
                 cell: Some(Bytes(256)),
                 slices: 1,
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
+                headroom_overhead_cells: 0,
             },
+            Asic::Spectrum => Asic::spectrum(96, 95),
+            Asic::Spectrum2 | Asic::Spectrum3 => Asic::spectrum(144, 64),
+        }
+    }
+}
+
+impl Asic {
+    /// An NVIDIA Spectrum. Its cell and the headroom it keeps are sonic-mgmt's
+    /// (`tests/qos/files/mellanox/qos_param_generator.py`: `cell_size`,
+    /// `headroom_overhead`). A lossless profile's `size` is the PG's own buffer, filled
+    /// after its share of the pool, with XOFF and XON thresholds on it (NVIDIA's account of
+    /// Spectrum's port headroom, which that file's counts follow). Both limits are tested as
+    /// a packet finds them and the egress one first (PGSharedWatermarkTest's lower bounds
+    /// and LossyQueueTest's egress drop on an ACS-MSN2700 and an ACS-MSN3800,
+    /// tests/sonic_qos_spc.rs).
+    const fn spectrum(cell: u64, overhead_cells: u64) -> AsicProfile {
+        AsicProfile {
+            cell: Some(Bytes(cell)),
+            slices: 1,
+            behaviour: Behaviour {
+                crossing: Crossing::Headroom,
+                xon_limit: XonLimit::Live,
+                pool_use: PoolUse::Shared,
+                pg_admission: Admission::Before,
+                queue_admission: Admission::Before,
+                first_limit: FirstLimit::Egress,
+                pool_cells: PoolCells::Down,
+                pg_fill: PgFill::SharedFirst,
+            },
+            ingress_sizes: IngressSizes::PgBuffer,
+            headroom_overhead_cells: overhead_cells,
         }
     }
 }

@@ -15,7 +15,9 @@
 //! Broadcom-style MMUs use), so headroom empties as soon as the oldest packets leave and XON
 //! can follow while the queue still holds data to send.
 
-pub use crate::asic::{Behaviour, Crossing, PoolCells, PoolUse, QueueAdmission, Slices, XonLimit};
+pub use crate::asic::{
+    Admission, Behaviour, Crossing, FirstLimit, PgFill, PoolCells, PoolUse, Slices, XonLimit,
+};
 use crate::units::Bytes;
 
 /// Number of priorities, priority groups and queues per port.
@@ -376,17 +378,33 @@ impl Mmu {
         len.div_ceil(self.cell) as u32
     }
 
-    /// Does `x` cells of shared use fit under `th` with the pool at `pool_used` cells (both
-    /// after admission)?
-    fn shared_fits(&self, th: Threshold, pool: usize, x: u64, pool_used: u64) -> bool {
-        let pool_used = pool_used + self.reserved_in_use(pool);
-        let p = &self.pools[pool];
-        if pool_used > p.size_cells {
+    /// May a user of `pool` with `x` shared cells take `cells` more under `th`, the pool's
+    /// shared use being `pool_used` (both before the packet; `pool_used` with whatever of the
+    /// same frame goes to a reserve the pool counts)? Tested with the packet counted or as
+    /// the packet finds them (`rule`); the pool must hold the cells either way.
+    fn fits(
+        &self,
+        th: Threshold,
+        pool: usize,
+        rule: Admission,
+        x: u64,
+        cells: u64,
+        pool_used: u64,
+    ) -> bool {
+        let before = pool_used + self.reserved_in_use(pool);
+        let after = before + cells;
+        let size = self.pools[pool].size_cells;
+        if after > size {
             return false;
         }
-        match th {
-            Threshold::Dynamic(n) => within_dynamic(n, x, p.size_cells - pool_used, false),
-            Threshold::Static(b) => x * self.cell <= b.get(),
+        match (th, rule) {
+            (Threshold::Dynamic(n), Admission::After) => {
+                within_dynamic(n, x + cells, size - after, false)
+            }
+            (Threshold::Dynamic(n), Admission::Before) => {
+                within_dynamic(n, x, size - before, false)
+            }
+            (Threshold::Static(b), _) => (x + cells) * self.cell <= b.get(),
         }
     }
 
@@ -439,23 +457,42 @@ impl Mmu {
         {
             return to_headroom(false);
         }
+        if self.behaviour.pg_fill == PgFill::SharedFirst {
+            // Shared space while the limit holds, then the PG's own reserve, then (XOFF)
+            // headroom. A frame goes whole to one of them.
+            let th = pg.threshold.expect("PG has a threshold");
+            let rule = self.behaviour.pg_admission;
+            if self.fits(th, pg.pool, rule, pg.shared_used, cells, pool.shared_used) {
+                return Ok((0, cells, 0, false));
+            }
+            if pg.reserved_used + cells <= pg.reserved {
+                return Ok((cells, 0, 0, false));
+            }
+            return if pg.lossless {
+                to_headroom(!pg.xoff)
+            } else {
+                Err(Refusal::IngressLimit)
+            };
+        }
         let from_reserved = cells.min(pg.reserved - pg.reserved_used.min(pg.reserved));
         let from_shared = cells - from_reserved;
         if from_shared == 0 {
             return Ok((from_reserved, 0, 0, false));
         }
         let th = pg.threshold.expect("PG has a threshold");
-        let x = pg.shared_used + from_shared;
         // Under PoolUse::WithReserved this frame's reserved cells count too.
         let own_reserved = match self.behaviour.pool_use {
             PoolUse::Shared => 0,
             PoolUse::WithReserved => from_reserved,
         };
-        if self.shared_fits(
+        let rule = self.behaviour.pg_admission;
+        if self.fits(
             th,
             pg.pool,
-            x,
-            pool.shared_used + from_shared + own_reserved,
+            rule,
+            pg.shared_used,
+            from_shared,
+            pool.shared_used + own_reserved,
         ) {
             Ok((from_reserved, from_shared, 0, false))
         } else if pg.lossless
@@ -480,16 +517,15 @@ impl Mmu {
             return Ok((from_reserved, 0));
         }
         let th = q.threshold.expect("queue has a threshold");
-        let pool = &self.pools[q.pool];
-        let pool_used = pool.shared_used + from_shared;
-        let fits = match (self.behaviour.queue_admission, th) {
-            // Tested as the packet finds the queue; the pool must still hold it.
-            (QueueAdmission::Before, Threshold::Dynamic(n)) => {
-                pool_used <= pool.size_cells
-                    && within_dynamic(n, q.shared_used, pool.size_cells - pool.shared_used, false)
-            }
-            _ => self.shared_fits(th, q.pool, q.shared_used + from_shared, pool_used),
-        };
+        let rule = self.behaviour.queue_admission;
+        let fits = self.fits(
+            th,
+            q.pool,
+            rule,
+            q.shared_used,
+            from_shared,
+            self.pools[q.pool].shared_used,
+        );
         if fits {
             Ok((from_reserved, from_shared))
         } else {
@@ -509,6 +545,12 @@ impl Mmu {
     ) -> Result<Admitted, Refusal> {
         let cells = len.div_ceil(self.cell);
         let (i, j) = (slot(in_port, pg), slot(out_port, queue));
+        // An egress refusal is the queue's drop, not the PG's; on a chip that tests the
+        // egress limit first it is so even when the PG would refuse the packet too.
+        let egress = self.plan_egress(j, cells);
+        if self.behaviour.first_limit == FirstLimit::Egress {
+            egress?;
+        }
         let (ir, is, ih, crosses) = match self.plan_ingress(i, cells) {
             Ok(plan) => plan,
             Err(r) => {
@@ -516,8 +558,7 @@ impl Mmu {
                 return Err(r);
             }
         };
-        // An egress refusal is the queue's drop, not the PG's.
-        let (er, es) = self.plan_egress(j, cells)?;
+        let (er, es) = egress?;
         // The limit this frame was tested against, latched if it turns XOFF on (read before
         // anything is committed).
         let limit_now = if crosses {
@@ -580,15 +621,22 @@ impl Mmu {
         q.reserved_used -= (cells - from_shared).min(q.reserved_used);
         let qpool = q.pool;
         self.pools[qpool].shared_used -= from_shared;
-        // Ingress: headroom first, then shared, then reserved.
+        // Ingress: headroom first, then the way the PG filled, backwards: shared then
+        // reserved (reserve first), or reserved then shared (shared first).
         let i = slot(in_port, pg);
+        let shared_first = self.behaviour.pg_fill == PgFill::SharedFirst;
         let p = &mut self.pgs[i];
         let from_headroom = cells.min(p.headroom_used);
         p.headroom_used -= from_headroom;
         let rest = cells - from_headroom;
-        let from_shared = rest.min(p.shared_used);
+        let (from_shared, from_reserved) = if shared_first {
+            let r = rest.min(p.reserved_used);
+            ((rest - r).min(p.shared_used), r)
+        } else {
+            let sh = rest.min(p.shared_used);
+            (sh, (rest - sh).min(p.reserved_used))
+        };
         p.shared_used -= from_shared;
-        let from_reserved = (rest - from_shared).min(p.reserved_used);
         p.reserved_used -= from_reserved;
         let ppool = p.pool;
         let pool = &mut self.pools[ppool];
@@ -652,6 +700,14 @@ impl Mmu {
     fn check_xon(&mut self, i: usize) -> bool {
         let p = &self.pgs[i];
         if !p.xoff || p.headroom_used > 0 {
+            return false;
+        }
+        if self.behaviour.pg_fill == PgFill::SharedFirst {
+            // XON when the PG's own buffer (its headroom empty by now) holds less than `xon`.
+            if p.reserved_used * self.cell < p.xon.get() {
+                self.pgs[i].xoff = false;
+                return true;
+            }
             return false;
         }
         let used = p.shared_used * self.cell;

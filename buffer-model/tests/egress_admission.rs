@@ -1,5 +1,5 @@
 //! An egress queue's dynamic limit under the two chip rules that decide its last packet:
-//! when the limit is tested (`QueueAdmission`: with the arriving packet counted, or as the
+//! when the limit is tested (`Admission`: with the arriving packet counted, or as the
 //! packet finds the queue) and how the pool's bytes round to cells (`PoolCells`) — with
 //! numbers derived by hand (Tomahawk 1's and Trident 2's LossyQueueTest plans), then
 //! against a brute-force reference over random admit/release runs.
@@ -7,7 +7,7 @@
 mod common;
 use common::cases;
 use lossless_buffer_model::mmu::{
-    Behaviour, Mmu, PoolCells, PoolKind, PoolSpec, ProfileSpec, QueueAdmission, Threshold,
+    Admission, Behaviour, Mmu, PoolCells, PoolKind, PoolSpec, ProfileSpec, Threshold,
 };
 use lossless_buffer_model::{Bytes, PRIORITIES};
 use proptest::prelude::*;
@@ -52,7 +52,7 @@ fn mmu(alpha: i8, pool_bytes: u64, reserved: u64, b: Behaviour) -> Mmu {
     .with_behaviour(b)
 }
 
-fn rules(queue_admission: QueueAdmission, pool_cells: PoolCells) -> Behaviour {
+fn rules(queue_admission: Admission, pool_cells: PoolCells) -> Behaviour {
     Behaviour {
         queue_admission,
         pool_cells,
@@ -74,8 +74,8 @@ fn first_drop(m: &mut Mmu) -> u64 {
 /// last admitted packet makes 9,877 / 31,313: first drop 9,886 / 31,322.
 #[test]
 fn the_chip_rules_move_the_lossy_drop_to_the_counts_sonic_records() {
-    let generic = rules(QueueAdmission::After, PoolCells::Down);
-    let chip = rules(QueueAdmission::Before, PoolCells::Up);
+    let generic = rules(Admission::After, PoolCells::Down);
+    let chip = rules(Admission::Before, PoolCells::Up);
     for (bytes, generic_drop, chip_drop) in [(2_310_953, 9_884, 9_886), (7_326_924, 31_320, 31_322)]
     {
         assert_eq!(first_drop(&mut mmu(3, bytes, 8, generic)), generic_drop);
@@ -87,7 +87,7 @@ fn the_chip_rules_move_the_lossy_drop_to_the_counts_sonic_records() {
             3,
             2_310_953,
             8,
-            rules(QueueAdmission::Before, PoolCells::Down)
+            rules(Admission::Before, PoolCells::Down)
         )),
         9_885
     );
@@ -96,7 +96,7 @@ fn the_chip_rules_move_the_lossy_drop_to_the_counts_sonic_records() {
             3,
             2_310_953,
             8,
-            rules(QueueAdmission::After, PoolCells::Up)
+            rules(Admission::After, PoolCells::Up)
         )),
         9_885
     );
@@ -124,7 +124,7 @@ impl Reference {
             let after = self.shared + s;
             let fits = after <= pool
                 && match b.queue_admission {
-                    QueueAdmission::After => {
+                    Admission::After => {
                         // x·2^-α ≤ free, exactly, for negative α.
                         if alpha >= 0 {
                             after as u128 <= scaled(pool - after)
@@ -132,7 +132,7 @@ impl Reference {
                             (after as u128) << -alpha <= (pool - after) as u128
                         }
                     }
-                    QueueAdmission::Before => {
+                    Admission::Before => {
                         if alpha >= 0 {
                             self.shared as u128 <= scaled(pool - self.shared)
                         } else {
@@ -169,7 +169,7 @@ proptest! {
         ops in proptest::collection::vec((any::<bool>(), 1u64..5), 1..300),
     ) {
         let b = rules(
-            if before { QueueAdmission::Before } else { QueueAdmission::After },
+            if before { Admission::Before } else { Admission::After },
             if up { PoolCells::Up } else { PoolCells::Down },
         );
         let pool = if up { pool_bytes.div_ceil(CELL) } else { pool_bytes / CELL };

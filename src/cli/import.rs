@@ -44,8 +44,8 @@ struct SonicArgs {
     /// The switch's name (default: DEVICE_METADATA's hostname, else `switch`).
     #[arg(long)]
     name: Option<String>,
-    /// The chip (trident2, tomahawk, tomahawk2, tomahawk3, trident3, generic) instead of the one the
-    /// HWSKU names.
+    /// The chip (trident2, tomahawk, tomahawk2, tomahawk3, trident3, spectrum, spectrum2,
+    /// spectrum3, generic) instead of the one the HWSKU names.
     #[arg(long, value_parser = asic)]
     asic: Option<Asic>,
     /// Serve the ports as TAP devices PREFIX0, PREFIX1, … (for `lossless tap`).

@@ -4,7 +4,10 @@
 use crate::config::{Attach, SwitchSpec};
 use lossless_buffer_model::asic::Asic;
 use lossless_buffer_model::headroom::{ieee_response_quanta, HeadroomNeed, SonicHeadroom};
-use lossless_buffer_model::mmu::{Behaviour, Crossing, PoolKind, ProfileSpec, Threshold, XonLimit};
+use lossless_buffer_model::mmu::{
+    Admission, Behaviour, Crossing, FirstLimit, PgFill, PoolCells, PoolKind, PoolUse, ProfileSpec,
+    Threshold, XonLimit,
+};
 use lossless_buffer_model::scheduler::Discipline;
 use lossless_buffer_model::{priorities_in, Named, PRIORITIES};
 use lossless_pipeline::config::{FlowControl, Forwarding, Trust};
@@ -20,6 +23,52 @@ fn limits(p: &ProfileSpec, pool_size: u64) -> (u64, u64) {
         Threshold::Dynamic(n) => (pool_size >> -n, pool_size / ((1 << -n) + 1)),
     };
     (limit.min(pool_size), alone.min(pool_size))
+}
+
+/// The MMU's ASIC rules in words, the generic ones left out where they say nothing.
+fn mmu_rules(b: &Behaviour) -> Vec<String> {
+    let mut rules = Vec::new();
+    match b.pg_fill {
+        PgFill::ReserveFirst => {
+            rules.push(format!(
+                "the packet that crosses a lossless limit goes to {}",
+                match b.crossing {
+                    Crossing::Headroom => "headroom",
+                    Crossing::Shared => "shared space (over the limit by that packet)",
+                }
+            ));
+            rules.push(format!(
+                "XON follows the {} limit",
+                match b.xon_limit {
+                    XonLimit::Live => "live",
+                    XonLimit::Latched => "latched (at XOFF)",
+                }
+            ));
+        }
+        PgFill::SharedFirst => rules.push(
+            "a PG fills its share of the pool first, then its own buffer (the reserve, then headroom from XOFF); XON once that buffer holds less than xon"
+                .into(),
+        ),
+    }
+    let when = |a: Admission| match a {
+        Admission::After => "with the packet counted",
+        Admission::Before => "as the packet finds it",
+    };
+    rules.push(format!(
+        "a PG's limit is tested {}, a queue's {}",
+        when(b.pg_admission),
+        when(b.queue_admission)
+    ));
+    if b.first_limit == FirstLimit::Egress {
+        rules.push("the queue's limit first (a packet over both is the queue's drop)".into());
+    }
+    if b.pool_cells == PoolCells::Up {
+        rules.push("pool sizes round up to whole cells".into());
+    }
+    if b.pool_use == PoolUse::WithReserved {
+        rules.push("an ingress pool's use counts its PGs' reserved cells".into());
+    }
+    rules
 }
 
 /// Bytes for tables: exact below 10 kB, else KB / MB with a few digits.
@@ -174,7 +223,7 @@ fn header(o: &mut String, spec: &SwitchSpec) {
         let chip = spec.asic.profile();
         let _ = writeln!(
             o,
-            "  asic: {} (sets cell {}, {} slice(s), the crossing packet, the XON rule and ingress sizes {}; keys given in the file override it)",
+            "  asic: {} (sets cell {}, {} slice(s), ingress sizes {} and the MMU rules below; keys given in the file override it)",
             spec.asic.word(),
             chip.cell.map_or("-".into(), |c| c.to_string()),
             chip.slices,
@@ -182,18 +231,7 @@ fn header(o: &mut String, spec: &SwitchSpec) {
         );
     }
     if c.mmu != Behaviour::default() {
-        let _ = writeln!(
-            o,
-            "  mmu: the packet that crosses a lossless limit goes to {}; XON follows the {} limit",
-            match c.mmu.crossing {
-                Crossing::Headroom => "headroom",
-                Crossing::Shared => "shared space (over the limit by that packet)",
-            },
-            match c.mmu.xon_limit {
-                XonLimit::Live => "live",
-                XonLimit::Latched => "latched (at XOFF)",
-            }
-        );
+        let _ = writeln!(o, "  mmu: {}", mmu_rules(&c.mmu).join("; "));
     }
     if c.slices.count > 1 {
         let n = c.ports.len();
@@ -462,7 +500,15 @@ fn pg_table(o: &mut String, spec: &SwitchSpec, first: usize, need: &Need) {
             .join(",");
         let (xoff_s, xon_s, hr_s, status) = match p.headroom {
             Some(h) => {
-                let xon = h.xon.get().max(xoff_at.saturating_sub(h.xon_offset.get()));
+                // A pool-first PG: XOFF once its share is full and its reserve too, XON when
+                // its own buffer is back under xon (as the PG's whole use).
+                let (xoff_at, xon) = match c.mmu.pg_fill {
+                    PgFill::ReserveFirst => (
+                        xoff_at,
+                        h.xon.get().max(xoff_at.saturating_sub(h.xon_offset.get())),
+                    ),
+                    PgFill::SharedFirst => (xoff_at + p.reserved.get(), xoff_at + h.xon.get()),
+                };
                 let hr = if pool.xoff.get() > 0 {
                     format!("{} +SHP", h.xoff)
                 } else {

@@ -85,6 +85,43 @@ pub const S6000_40G: Sku = Sku {
     gbps: 40,
 };
 
+/// The first spine-facing (300 m) ports of an NVIDIA SKU rendered as a T1.
+const ACS_PORTS: &[&str] = &[
+    "Ethernet0",
+    "Ethernet4",
+    "Ethernet8",
+    "Ethernet12",
+    "Ethernet16",
+    "Ethernet20",
+];
+
+/// ACS-MSN2700 (NVIDIA Spectrum), 32 × 100G, rendered as a T1 (the first 16 ports 300 m).
+pub const MSN2700_100G: Sku = Sku {
+    name: "spc",
+    row: "100000_300m",
+    file: "acs-msn2700-t1.json",
+    ports: ACS_PORTS,
+    gbps: 100,
+};
+
+/// ACS-MSN3800 (NVIDIA Spectrum-2), 64 × 100G, rendered as a T1 (the first 32 ports 300 m).
+pub const MSN3800_100G: Sku = Sku {
+    name: "spc",
+    row: "100000_300m",
+    file: "acs-msn3800-t1.json",
+    ports: ACS_PORTS,
+    gbps: 100,
+};
+
+/// DellEMC-Z9332f-O32 (Tomahawk 3), 32 × 400G, rendered as a T1 (the first 16 ports 300 m).
+pub const Z9332F_400G: Sku = Sku {
+    name: "th3",
+    row: "400000_300m",
+    file: "dellemc-z9332f-o32-t1.json",
+    ports: &["Ethernet0", "Ethernet8", "Ethernet16", "Ethernet24"],
+    gbps: 400,
+};
+
 /// One `send_packet`: `packets` frames of `frame` bytes (FCS included) with `dscp` from the
 /// host on the test's source port `from` (1…) to the destination (port 0).
 #[derive(Clone, Copy, Debug)]

@@ -359,11 +359,22 @@ pub struct BufferRaw {
     /// shared space; a profile's reserve, headroom apart) or `whole` (the whole ingress
     /// buffer, every PG's reserve and headroom inside it; a profile's size with its xoff).
     pub ingress_sizes: Option<Val<String>>,
+    /// When an ingress PG's dynamic limit is tested: `after` the arriving packet is
+    /// counted, or `before`.
+    pub pg_admission: Option<Val<String>>,
     /// When an egress queue's dynamic limit is tested: `after` the arriving packet is
     /// counted, or `before`.
     pub queue_admission: Option<Val<String>>,
+    /// Which side's limit a packet meets first: `ingress` (the PG's) or `egress` (the
+    /// queue's).
+    pub first_limit: Option<Val<String>>,
     /// How pool sizes round to whole cells: `down` or `up`.
     pub pool_cells: Option<Val<String>>,
+    /// Whether a PG fills its reserve first (`reserve_first`) or its share of the pool
+    /// (`shared_first`).
+    pub pg_fill: Option<Val<String>>,
+    /// What the chip keeps of each lossless PG's headroom (bytes).
+    pub headroom_overhead: Option<Val<Scalar>>,
     /// Buffer slices (Tomahawk XPEs): each holds an equal share of every pool.
     pub slices: Option<Val<u32>>,
     /// The slice of each port, in port order (default: ports split evenly in order).

@@ -1,6 +1,7 @@
 //! Which switch chip a SONiC HWSKU is built on, for `buffer.asic`: the HWSKU lists of
 //! sonic-mgmt's `ansible/group_vars/sonic/variables` (commit b4ba9de3c9), whose names
-//! (`td2`, `th`, `th2`, `th3`, `td3`) are also the suffixes of its `qos_params.<chip>.yaml`.
+//! (`td2`, `th`, `th2`, `th3`, `td3`) are also the suffixes of its `qos_params.<chip>.yaml`,
+//! and (`spc1`–`spc3`) the chip names of its Mellanox QoS parameter generator.
 
 use lossless_buffer_model::asic::Asic;
 
@@ -37,6 +38,43 @@ const SKUS: &[(&str, Asic)] = &[
     ("Arista-7050CX3-32S-S128", Asic::Trident3),
     ("Arista-7050CX3-32S-C6S104", Asic::Trident3),
     ("Arista-7050CX3-32S-C28S16", Asic::Trident3),
+    // mellanox_spc1_hwskus
+    ("ACS-MSN2700", Asic::Spectrum),
+    ("ACS-MSN2740", Asic::Spectrum),
+    ("ACS-MSN2100", Asic::Spectrum),
+    ("ACS-MSN2410", Asic::Spectrum),
+    ("ACS-MSN2010", Asic::Spectrum),
+    ("Mellanox-SN2700", Asic::Spectrum),
+    ("Mellanox-SN2700-A1", Asic::Spectrum),
+    ("Mellanox-SN2700-D48C8", Asic::Spectrum),
+    ("Mellanox-SN2700-D40C8S8", Asic::Spectrum),
+    ("Mellanox-SN2700-A1-D48C8", Asic::Spectrum),
+    ("Mellanox-SN2700-C28D8", Asic::Spectrum),
+    ("Mellanox-SN2700-A1-C28D8", Asic::Spectrum),
+    // mellanox_spc2_hwskus
+    ("ACS-MSN3700", Asic::Spectrum2),
+    ("ACS-MSN3700C", Asic::Spectrum2),
+    ("ACS-MSN3800", Asic::Spectrum2),
+    ("Mellanox-SN3800-D112C8", Asic::Spectrum2),
+    ("ACS-MSN3420", Asic::Spectrum2),
+    // mellanox_spc3_hwskus
+    ("ACS-MSN4700", Asic::Spectrum3),
+    ("Mellanox-SN4700-O28", Asic::Spectrum3),
+    ("Mellanox-SN4700-O32", Asic::Spectrum3),
+    ("ACS-MSN4600", Asic::Spectrum3),
+    ("ACS-MSN4600C", Asic::Spectrum3),
+    ("ACS-MSN4410", Asic::Spectrum3),
+    ("Mellanox-SN4600C-D112C8", Asic::Spectrum3),
+    ("Mellanox-SN4600C-C64", Asic::Spectrum3),
+    ("Mellanox-SN4700-O8C48", Asic::Spectrum3),
+    ("Mellanox-SN4700-O8V48", Asic::Spectrum3),
+    ("Mellanox-SN4700-V64", Asic::Spectrum3),
+    ("ACS-SN4280", Asic::Spectrum3),
+    ("Mellanox-SN4280-O28", Asic::Spectrum3),
+    ("Mellanox-SN4280-O8C40", Asic::Spectrum3),
+    ("Mellanox-SN4280-C48", Asic::Spectrum3),
+    ("Mellanox-SN4280-O8V40", Asic::Spectrum3),
+    ("Mellanox-SN4280-O8C80", Asic::Spectrum3),
 ];
 
 /// The chip of `hwsku`, if the lists name it.
@@ -54,6 +92,7 @@ mod tests {
         assert_eq!(chip_of("Force10-S6100"), Some(Asic::Tomahawk));
         assert_eq!(chip_of("Arista-7260CX3-C64"), Some(Asic::Tomahawk2));
         assert_eq!(chip_of("Force10-S6000"), Some(Asic::Trident2));
-        assert_eq!(chip_of("Mellanox-SN2700"), None);
+        assert_eq!(chip_of("ACS-MSN2700"), Some(Asic::Spectrum));
+        assert_eq!(chip_of("Mellanox-SN9999"), None);
     }
 }

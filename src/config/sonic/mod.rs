@@ -218,7 +218,7 @@ pub fn import(file: &str, text: &str, opts: &Options) -> Result<Imported, Diag> 
                 None,
                 "DEVICE_METADATA.localhost.hwsku",
                 format!(
-                    "HWSKU {} is not one of the chips the model knows (trident2, tomahawk, tomahawk2, tomahawk3, trident3): buffer.asic generic; give the chip with --asic (sonic.asic)",
+                    "HWSKU {} is not one of the chips the model knows (trident2, tomahawk, tomahawk2, tomahawk3, trident3, spectrum, spectrum2, spectrum3): buffer.asic generic; give the chip with --asic (sonic.asic)",
                     hwsku.as_deref().unwrap_or("(none)")
                 ),
             );

@@ -93,8 +93,11 @@ pub fn resolve(
     let sizes: IngressSizes = d
         .opt_word(&b.value.ingress_sizes, &k.at("ingress_sizes"))?
         .unwrap_or(chip.ingress_sizes);
+    let overhead: Bytes = d
+        .opt_unit(&b.value.headroom_overhead, &k.at("headroom_overhead"))?
+        .unwrap_or(Bytes(chip.headroom_overhead_cells * cell.get()));
     let (mut pools, modes) = pools(d, &k, b, cell)?;
-    let profiles = profiles::resolve(d, &k, b, &pools, &modes, sizes)?;
+    let profiles = profiles::resolve(d, &k, b, &pools, &modes, sizes, overhead)?;
     // Lossy defaults for PGs and queues nobody named.
     let lossy_default = |kind: PoolKind, preferred: &str, what: &str| -> Result<ProfileSpec> {
         let Some(pool) = pools
@@ -164,15 +167,24 @@ pub fn resolve(
             .unwrap_or(chip.behaviour.xon_limit),
         // A whole-buffer pool counts every cell it holds, reserved ones too.
         pool_use: match sizes {
-            IngressSizes::Shared => PoolUse::Shared,
+            IngressSizes::Shared | IngressSizes::PgBuffer => PoolUse::Shared,
             IngressSizes::Whole => PoolUse::WithReserved,
         },
+        first_limit: d
+            .opt_word(&b.value.first_limit, &k.at("first_limit"))?
+            .unwrap_or(chip.behaviour.first_limit),
+        pg_admission: d
+            .opt_word(&b.value.pg_admission, &k.at("pg_admission"))?
+            .unwrap_or(chip.behaviour.pg_admission),
         queue_admission: d
             .opt_word(&b.value.queue_admission, &k.at("queue_admission"))?
             .unwrap_or(chip.behaviour.queue_admission),
         pool_cells: d
             .opt_word(&b.value.pool_cells, &k.at("pool_cells"))?
             .unwrap_or(chip.behaviour.pool_cells),
+        pg_fill: d
+            .opt_word(&b.value.pg_fill, &k.at("pg_fill"))?
+            .unwrap_or(chip.behaviour.pg_fill),
     };
     let mut plan = Plan {
         cell,

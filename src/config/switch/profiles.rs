@@ -24,21 +24,26 @@ pub fn resolve(
     pools: &[PoolSpec],
     modes: &[PoolMode],
     sizes: IngressSizes,
+    overhead: Bytes,
 ) -> Result<Profiles> {
     let mut out = Profiles::new();
     for (name, p) in &b.value.profiles.value {
-        let mut spec = profile(d, &k.at("profiles").at(name), p, pools, modes)?;
-        if sizes == IngressSizes::Whole {
-            spec.reserved = reserve_without_headroom(d, &k.at("profiles").at(name), p, &spec)?;
+        let kk = k.at("profiles").at(name);
+        let mut spec = profile(d, &kk, p, pools, modes)?;
+        if sizes != IngressSizes::Shared {
+            spec.reserved = reserve_without_headroom(d, &kk, p, &spec)?;
+        }
+        if overhead.get() > 0 {
+            spec.headroom = headroom_less_overhead(d, &kk, p, spec.headroom, overhead)?;
         }
         out.insert(name.clone(), (spec, line(p)));
     }
     Ok(out)
 }
 
-/// With `ingress_sizes: whole` a lossless profile's `size` counts its headroom too: its
-/// reserved minimum is `size − xoff` (SONiC's Trident 2 plans: 56,368 B = 6 cells of
-/// reserve + 55,120 B of xoff).
+/// With `ingress_sizes: whole` or `pg_buffer` a lossless profile's `size` counts its
+/// headroom too: its reserve is `size − xoff` (SONiC's Trident 2 plans: 56,368 B = 6 cells
+/// of reserve + 55,120 B of xoff; Spectrum's: `size = xon + xoff`, the reserve its `xon`).
 fn reserve_without_headroom(
     d: &Diags,
     kk: &Key,
@@ -54,8 +59,36 @@ fn reserve_without_headroom(
             p.value.size.as_ref().and_then(line).or(line(p)),
             &kk.at("size"),
             format!(
-                "size {} is less than xoff {}: with ingress_sizes whole (the chip's Trident 2 reading) a lossless profile's size includes its headroom",
+                "size {} is less than xoff {}: with ingress_sizes whole or pg_buffer (the Trident 2 and Spectrum readings) a lossless profile's size includes its headroom",
                 spec.reserved, h.xoff
+            ),
+        ),
+    }
+}
+
+/// A lossless PG's usable headroom: its `xoff` less what the chip keeps of it
+/// (`headroom_overhead`).
+fn headroom_less_overhead(
+    d: &Diags,
+    kk: &Key,
+    p: &Val<ProfileRaw>,
+    headroom: Option<Headroom>,
+    overhead: Bytes,
+) -> Result<Option<Headroom>> {
+    let Some(mut h) = headroom else {
+        return Ok(None);
+    };
+    match h.xoff.get().checked_sub(overhead.get()) {
+        Some(x) if x > 0 => {
+            h.xoff = Bytes(x);
+            Ok(Some(h))
+        }
+        _ => d.error(
+            p.value.xoff.as_ref().and_then(line).or(line(p)),
+            &kk.at("xoff"),
+            format!(
+                "xoff {} is not above the chip's headroom overhead {overhead} (buffer.headroom_overhead): the PG could hold nothing after XOFF",
+                h.xoff
             ),
         ),
     }
@@ -108,13 +141,9 @@ fn profile(
                     format!("{} is outside −8..7 (α = 2^dynamic_th)", n.value),
                 );
             }
-            if modes[pool] == PoolMode::Static {
-                return d.error(
-                    line(n),
-                    &kk.at("dynamic_th"),
-                    format!("pool `{}` is static: use static_th", pools[pool].name),
-                );
-            }
+            // A profile's threshold mode is its own, whatever the pool's `mode` (SAI's
+            // SAI_BUFFER_PROFILE_ATTR_THRESHOLD_MODE overrides the pool's; SONiC's Tomahawk 3
+            // plans give a dynamic lossy queue profile on a static pool).
             Threshold::Dynamic(n.value as i8)
         }
         (None, Some(s)) => {
@@ -261,12 +290,25 @@ mod tests {
     }
 
     #[test]
+    fn a_dynamic_profile_on_a_static_pool_keeps_its_own_threshold() {
+        let text = with("{pool: ingress_lossless_pool, dynamic_th: 0, xoff: 83200B}").replace(
+            "      pg:",
+            "        q: {pool: egress_lossy_pool, dynamic_th: 1}\n      queue: {\"0\": q}\n      pg:",
+        );
+        let loaded = parse("f.yaml", "f", &text).unwrap();
+        let q = &loaded.scenario.switches[0].config.queue_profiles[0];
+        assert_eq!(
+            q.threshold,
+            lossless_buffer_model::mmu::Threshold::Dynamic(1)
+        );
+    }
+
+    #[test]
     fn each_rule_names_its_key() {
         for (profile, expect) in [
             ("{pool: nope, dynamic_th: 0, xoff: 1KB}", "s.buffer.profiles.p.pool: unknown pool `nope` (defined: egress_lossy_pool, ingress_lossless_pool)"),
             ("{pool: ingress_lossless_pool, xoff: 1KB}", "s.buffer.profiles.p: needs dynamic_th"),
             ("{pool: ingress_lossless_pool, dynamic_th: 9, xoff: 1KB}", "s.buffer.profiles.p.dynamic_th: 9 is outside −8..7"),
-            ("{pool: egress_lossy_pool, dynamic_th: 0}", "s.buffer.profiles.p.dynamic_th: pool `egress_lossy_pool` is static: use static_th"),
             ("{pool: ingress_lossless_pool, dynamic_th: 0, xon: 1KB}", "s.buffer.profiles.p.xon: only a lossless profile (with xoff) has XON settings"),
         ] {
             let e = parse("f.yaml", "f", &with(profile)).unwrap_err().to_string();
