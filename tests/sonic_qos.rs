@@ -29,6 +29,12 @@
 //! On hardware a few packets leak out before transmit is disabled (`pkts_num_leak_out`,
 //! added by the test to its counts); here transmit is disabled before the first packet,
 //! so nothing leaks and the counts apply as they are.
+//!
+//! Sources: sonic-net/sonic-mgmt b4ba9de3c9bb57c0628bc4cb98b3ecf3a3932a43:
+//!   `tests/saitests/py3/sai_qos_tests.py`,
+//!   `tests/qos/files/qos_params.th.yaml`;
+//! sonic-net/sonic-buildimage 086b03bd70f9e211aaaf5f6aefe0790b508d2a94:
+//!   `device/common/profiles/th/gen/BALANCED/buffers_defaults_t1.j2`, `pg_profile_lookup.ini`.
 
 mod common;
 

@@ -15,6 +15,13 @@
 //! unchanged by them (the ingress pools are whole cells, XOFF is decided with the packet
 //! counted). Without them (the generic rules) the drop came at 9,884, and LossyQueueTest
 //! failed by one packet.
+//!
+//! Sources: sonic-net/sonic-mgmt b4ba9de3c9bb57c0628bc4cb98b3ecf3a3932a43:
+//!   `tests/saitests/py3/sai_qos_tests.py`,
+//!   `tests/qos/files/qos_params.th.yaml`;
+//! sonic-net/sonic-buildimage 086b03bd70f9e211aaaf5f6aefe0790b508d2a94:
+//!   `device/dell/x86_64-dell_s6100_c2538-r0/Force10-S6100` and
+//!   `device/arista/x86_64-arista_7060_cx32s/Arista-7060CX-32S-C32` (the imported switches).
 
 mod common;
 

@@ -14,6 +14,13 @@
 //! (108,160 / 141,856 / 268,736 B = 520 / 682 / 1,292), so the first drop is packet 6,542 +
 //! 520 + 1 = 7,063 (7,225, 7,835). The slice's share of the shared headroom pool is
 //! 4,194,112 / 4 / 208 = 5,041 cells.
+//!
+//! Sources: sonic-net/sonic-mgmt b4ba9de3c9bb57c0628bc4cb98b3ecf3a3932a43:
+//!   `tests/saitests/py3/sai_qos_tests.py`,
+//!   `tests/qos/files/qos_params.th.yaml`;
+//! sonic-net/sonic-buildimage 086b03bd70f9e211aaaf5f6aefe0790b508d2a94:
+//!   `device/dell/x86_64-dell_s6100_c2538-r0/Force10-S6100` and
+//!   `device/arista/x86_64-arista_7060_cx32s/Arista-7060CX-32S-C32` (the imported switches).
 
 mod common;
 

@@ -20,6 +20,12 @@
 //!
 //! Each test asserts the emulator's count on paper and the hardware's within the test's
 //! own margin (sai_qos_tests.py's assertions); here every count is the hardware's exactly.
+//!
+//! Sources: sonic-net/sonic-mgmt b4ba9de3c9bb57c0628bc4cb98b3ecf3a3932a43:
+//!   `tests/saitests/py3/sai_qos_tests.py`,
+//!   `tests/qos/files/qos_params.td2.yaml`;
+//! sonic-net/sonic-buildimage 086b03bd70f9e211aaaf5f6aefe0790b508d2a94:
+//!   `device/dell/x86_64-dell_s6000_s1220-r0/Force10-S6000` (the imported switch).
 
 mod common;
 

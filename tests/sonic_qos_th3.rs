@@ -22,6 +22,12 @@
 //! hardware's 15,152 needs 75,705–75,709 cells, the ITM's half of the egress pool less 4–6
 //! cells — on Tomahawk 3 ingress and egress draw on one service pool, whose size the plan
 //! states only as the egress pool's (docs/sonic.md).
+//!
+//! Sources: sonic-net/sonic-mgmt b4ba9de3c9bb57c0628bc4cb98b3ecf3a3932a43:
+//!   `tests/saitests/py3/sai_qos_tests.py`,
+//!   `tests/qos/files/qos_params.th3.yaml`;
+//! sonic-net/sonic-buildimage 086b03bd70f9e211aaaf5f6aefe0790b508d2a94:
+//!   `device/dell/x86_64-dellemc_z9332f_d1508-r0/DellEMC-Z9332f-O32` (the imported switch).
 
 mod common;
 

@@ -274,6 +274,9 @@ pub struct AsicProfile {
     /// Cells at the end of each lossless PG's headroom the chip keeps for itself: a PG
     /// drops this much before its `xoff` is full.
     pub headroom_overhead_cells: u64,
+    /// With a shared headroom pool, the headroom each port has of its own before it
+    /// borrows from the pool (NVIDIA's SAI: a 2 × 1,440-byte port shared headroom buffer).
+    pub port_headroom_buffer: Bytes,
 }
 
 impl Asic {
@@ -311,6 +314,7 @@ impl Asic {
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
                 headroom_overhead_cells: 0,
+                port_headroom_buffer: Bytes(0),
             },
             Asic::Trident2 => AsicProfile {
                 cell: Some(Bytes(208)),
@@ -325,6 +329,7 @@ impl Asic {
                 },
                 ingress_sizes: IngressSizes::Whole,
                 headroom_overhead_cells: 0,
+                port_headroom_buffer: Bytes(0),
             },
             Asic::Tomahawk => AsicProfile {
                 cell: Some(Bytes(208)),
@@ -339,6 +344,7 @@ impl Asic {
                 },
                 ingress_sizes: IngressSizes::Shared,
                 headroom_overhead_cells: 0,
+                port_headroom_buffer: Bytes(0),
             },
             Asic::Tomahawk2 => AsicProfile {
                 cell: Some(Bytes(208)),
@@ -346,6 +352,7 @@ impl Asic {
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
                 headroom_overhead_cells: 0,
+                port_headroom_buffer: Bytes(0),
             },
             Asic::Tomahawk3 => AsicProfile {
                 cell: Some(Bytes(254)),
@@ -353,6 +360,7 @@ impl Asic {
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
                 headroom_overhead_cells: 0,
+                port_headroom_buffer: Bytes(0),
             },
             Asic::Trident3 => AsicProfile {
                 cell: Some(Bytes(256)),
@@ -360,6 +368,7 @@ impl Asic {
                 behaviour: generic,
                 ingress_sizes: IngressSizes::Shared,
                 headroom_overhead_cells: 0,
+                port_headroom_buffer: Bytes(0),
             },
             Asic::Spectrum => Asic::spectrum(96, 95),
             Asic::Spectrum2 | Asic::Spectrum3 => Asic::spectrum(144, 64),
@@ -375,7 +384,9 @@ impl Asic {
     /// Spectrum's port headroom, which that file's counts follow). Both limits are tested as
     /// a packet finds them and the egress one first (PGSharedWatermarkTest's lower bounds
     /// and LossyQueueTest's egress drop on an ACS-MSN2700 and an ACS-MSN3800,
-    /// tests/sonic_qos_spc.rs).
+    /// tests/sonic_qos_spc.rs). Pool sizes round up to cells and, with a shared headroom
+    /// pool, each port has a headroom buffer of its own and borrows the rest (NVIDIA's SAI,
+    /// `mlnx_sai_buffer.c`: `bytes_to_mlnx_cells`, the port shared headroom buffer).
     const fn spectrum(cell: u64, overhead_cells: u64) -> AsicProfile {
         AsicProfile {
             cell: Some(Bytes(cell)),
@@ -387,11 +398,12 @@ impl Asic {
                 pg_admission: Admission::Before,
                 queue_admission: Admission::Before,
                 first_limit: FirstLimit::Egress,
-                pool_cells: PoolCells::Down,
+                pool_cells: PoolCells::Up,
                 pg_fill: PgFill::SharedFirst,
             },
             ingress_sizes: IngressSizes::PgBuffer,
             headroom_overhead_cells: overhead_cells,
+            port_headroom_buffer: Bytes(2 * 1440),
         }
     }
 }

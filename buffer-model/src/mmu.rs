@@ -175,6 +175,39 @@ pub struct Pool {
     pub headroom_watermark: u64,
 }
 
+/// A port's headroom shared by its lossless PGs: NVIDIA Spectrum with a shared headroom
+/// pool gives each port a shared headroom buffer of its own (`private`) and lets it borrow
+/// from the pool's shared headroom pool, up to `budget` in all, instead of a headroom per PG
+/// (docs/physics.md, "NVIDIA Spectrum: the pool first").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortHeadroom {
+    /// Bytes the port's lossless PGs may hold past XOFF, together.
+    pub budget: Bytes,
+    /// Bytes of that budget that are the port's own; the rest is borrowed from the shared
+    /// headroom pool.
+    pub private: Bytes,
+}
+
+/// A port's shared headroom in use, in cells.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortHeadroomState {
+    /// Cells the port's lossless PGs may hold past XOFF.
+    pub budget: u64,
+    /// Of those, the port's own.
+    pub private: u64,
+    /// Cells in use.
+    pub used: u64,
+    /// Peak of `used`.
+    pub watermark: u64,
+}
+
+impl PortHeadroomState {
+    /// Cells borrowed from the shared headroom pool when `used` are in use.
+    fn loan(&self, used: u64) -> u64 {
+        used.saturating_sub(self.private)
+    }
+}
+
 /// Accounting of one ingress (port, PG).
 #[derive(Clone, Debug, Default)]
 pub struct PgState {
@@ -255,6 +288,9 @@ pub struct Mmu {
     pub(crate) queues: Vec<QueueBuf>,
     /// The ASIC's choices.
     pub(crate) behaviour: Behaviour,
+    /// Each port's shared headroom, when its lossless PGs share one (empty: headroom per
+    /// PG).
+    pub(crate) port_headroom: Vec<PortHeadroomState>,
 }
 
 /// Where (`port`, `pg`) or (`port`, `queue`) sits in the MMU's per-port tables.
@@ -336,7 +372,31 @@ impl Mmu {
             pgs,
             queues,
             behaviour: Behaviour::default(),
+            port_headroom: Vec::new(),
         }
+    }
+
+    /// This MMU with each port's lossless PGs sharing one headroom (`ports[port]`; a port
+    /// with a zero budget keeps headroom per PG).
+    pub fn with_port_headroom(mut self, ports: &[PortHeadroom]) -> Mmu {
+        let cell = Bytes(self.cell);
+        self.port_headroom = ports
+            .iter()
+            .map(|p| {
+                let budget = p.budget.cells(cell);
+                PortHeadroomState {
+                    budget,
+                    private: p.private.cells(cell).min(budget),
+                    ..PortHeadroomState::default()
+                }
+            })
+            .collect();
+        self
+    }
+
+    /// The shared headroom of `port`, if its PGs share one.
+    pub fn port_headroom(&self, port: usize) -> Option<&PortHeadroomState> {
+        self.port_headroom.get(port).filter(|p| p.budget > 0)
     }
 
     /// Bytes per cell.
@@ -442,11 +502,20 @@ impl Mmu {
         let pool = &self.pools[pg.pool];
         // The PG's own headroom (its profile's xoff) bounds it always; a shared headroom pool
         // bounds the sum of its PGs as well (it oversubscribes their per-PG sizes).
+        // A port whose PGs share a headroom bounds them together instead, and only what it
+        // borrows counts against the pool.
+        let port = self.port_headroom(i / PRIORITIES);
         let to_headroom = |crosses: bool| {
-            let per_pg_ok = pg.headroom_used + cells <= pg.headroom_cells;
+            let (own_ok, from_pool) = match port {
+                Some(p) => (
+                    p.used + cells <= p.budget,
+                    p.loan(p.used + cells) - p.loan(p.used),
+                ),
+                None => (pg.headroom_used + cells <= pg.headroom_cells, cells),
+            };
             let shared_ok =
-                pool.headroom_cells == 0 || pool.headroom_used + cells <= pool.headroom_cells;
-            if per_pg_ok && shared_ok {
+                pool.headroom_cells == 0 || pool.headroom_used + from_pool <= pool.headroom_cells;
+            if own_ok && shared_ok {
                 Ok((0, 0, cells, crosses))
             } else {
                 Err(Refusal::HeadroomFull)
@@ -577,12 +646,14 @@ impl Mmu {
             pg_state.xoff = true;
             pg_state.xoff_limit = limit_now;
         }
-        let ipool = &mut self.pools[pg_state.pool];
+        let ppool = pg_state.pool;
+        let from_pool = self.take_port_headroom(in_port, ih);
+        let ipool = &mut self.pools[ppool];
         ipool.shared_used += is;
         ipool.reserved_used += ir;
         ipool.watermark = ipool.watermark.max(ipool.shared_used);
         if ipool.headroom_cells > 0 {
-            ipool.headroom_used += ih;
+            ipool.headroom_used += from_pool;
             ipool.headroom_watermark = ipool.headroom_watermark.max(ipool.headroom_used);
         }
         // Commit egress.
@@ -639,15 +710,43 @@ impl Mmu {
         p.shared_used -= from_shared;
         p.reserved_used -= from_reserved;
         let ppool = p.pool;
+        let to_pool = self.return_port_headroom(in_port, from_headroom);
         let pool = &mut self.pools[ppool];
         pool.shared_used -= from_shared;
         pool.reserved_used -= from_reserved.min(pool.reserved_used);
         if pool.headroom_cells > 0 {
-            pool.headroom_used -= from_headroom.min(pool.headroom_used);
+            pool.headroom_used -= to_pool.min(pool.headroom_used);
         }
         Freed {
             cells: freed,
             xon: self.check_xon(i),
+        }
+    }
+
+    /// `cells` of headroom taken by a PG of `port`: what of them the shared headroom pool
+    /// holds (all of them, unless the port's PGs share a headroom of its own).
+    fn take_port_headroom(&mut self, port: usize, cells: u64) -> u64 {
+        match self.port_headroom.get_mut(port).filter(|p| p.budget > 0) {
+            Some(p) => {
+                let before = p.loan(p.used);
+                p.used += cells;
+                p.watermark = p.watermark.max(p.used);
+                p.loan(p.used) - before
+            }
+            None => cells,
+        }
+    }
+
+    /// `cells` of headroom given back by a PG of `port`: what of them the shared headroom
+    /// pool gets back.
+    fn return_port_headroom(&mut self, port: usize, cells: u64) -> u64 {
+        match self.port_headroom.get_mut(port).filter(|p| p.budget > 0) {
+            Some(p) => {
+                let before = p.loan(p.used);
+                p.used -= cells.min(p.used);
+                before - p.loan(p.used)
+            }
+            None => cells,
         }
     }
 

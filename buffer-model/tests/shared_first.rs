@@ -7,8 +7,8 @@
 mod common;
 use common::cases;
 use lossless_buffer_model::mmu::{
-    Admission, Behaviour, FirstLimit, Headroom, Mmu, PgFill, PoolKind, PoolSpec, ProfileSpec,
-    Refusal, Threshold,
+    Admission, Behaviour, FirstLimit, Headroom, Mmu, PgFill, PoolKind, PoolSpec, PortHeadroom,
+    ProfileSpec, Refusal, Threshold,
 };
 use lossless_buffer_model::{Bytes, PRIORITIES};
 use proptest::prelude::*;
@@ -281,6 +281,178 @@ proptest! {
                 (pg.shared_used, pg.reserved_used, pg.headroom_used, pg.xoff),
                 (r.shared, r.reserved, r.headroom, r.xoff)
             );
+        }
+    }
+}
+
+/// Two ports whose two lossless PGs (0 and 1) share a port headroom of `budget` cells,
+/// `private` of them the port's own, the rest borrowed from a shared headroom pool of `shp`
+/// cells; the ingress pool holds `pool` cells, α = 2^alpha; reserves of `reserve` cells.
+fn shp_mmu(alpha: i8, pool: u64, reserve: u64, budget: u64, private: u64, shp: u64) -> Mmu {
+    const CELL: u64 = 64;
+    let pools = vec![
+        PoolSpec {
+            name: "ingress_lossless_pool".into(),
+            kind: PoolKind::Ingress,
+            size: Bytes(pool * CELL),
+            xoff: Bytes(shp * CELL),
+        },
+        PoolSpec {
+            name: "egress_pool".into(),
+            kind: PoolKind::Egress,
+            size: Bytes(1 << 40),
+            xoff: Bytes(0),
+        },
+    ];
+    let pg = ProfileSpec {
+        pool: 0,
+        reserved: Bytes(reserve * CELL),
+        threshold: Threshold::Dynamic(alpha),
+        headroom: Some(Headroom {
+            xoff: Bytes(CELL),
+            xon: Bytes(reserve * CELL),
+            xon_offset: Bytes(0),
+        }),
+    };
+    let q = ProfileSpec {
+        pool: 1,
+        reserved: Bytes(0),
+        threshold: Threshold::Static(Bytes(1 << 40)),
+        headroom: None,
+    };
+    let ports = vec![
+        PortHeadroom {
+            budget: Bytes(budget * CELL),
+            private: Bytes(private * CELL),
+        };
+        2
+    ];
+    Mmu::new(
+        Bytes(CELL),
+        pools,
+        &vec![pg; 2 * PRIORITIES],
+        &vec![q; 2 * PRIORITIES],
+    )
+    .with_behaviour(spectrum(Admission::Before, FirstLimit::Egress))
+    .with_port_headroom(&ports)
+}
+
+/// The reference for [`shp_mmu`]: per PG its shared, reserved and headroom cells; per port
+/// its headroom; the pool's shared cells and what the ports borrowed.
+#[derive(Debug, Default)]
+struct ShpReference {
+    pgs: [[(u64, u64, u64, bool); 2]; 2],
+    port: [u64; 2],
+    shared: u64,
+    borrowed: u64,
+}
+
+struct ShpParams {
+    alpha: i8,
+    pool: u64,
+    reserve: u64,
+    budget: u64,
+    private: u64,
+    shp: u64,
+}
+
+impl ShpReference {
+    fn borrowed_at(p: &ShpParams, used: u64) -> u64 {
+        used.saturating_sub(p.private.min(p.budget))
+    }
+
+    /// Ok(sent XOFF) or a drop.
+    fn admit(&mut self, p: &ShpParams, port: usize, pg: usize, c: u64) -> Result<bool, ()> {
+        let (shared, reserved, headroom, xoff) = self.pgs[port][pg];
+        let free = p.pool - self.shared;
+        if headroom == 0 && self.shared + c <= p.pool && within(p.alpha, shared, free) {
+            self.pgs[port][pg].0 += c;
+            self.shared += c;
+            return Ok(false);
+        }
+        if headroom == 0 && reserved + c <= p.reserve {
+            self.pgs[port][pg].1 += c;
+            return Ok(false);
+        }
+        let used = self.port[port];
+        let more = Self::borrowed_at(p, used + c) - Self::borrowed_at(p, used);
+        if used + c <= p.budget && self.borrowed + more <= p.shp {
+            self.port[port] += c;
+            self.borrowed += more;
+            self.pgs[port][pg].2 += c;
+            self.pgs[port][pg].3 = true;
+            return Ok(!xoff);
+        }
+        Err(())
+    }
+
+    fn release(&mut self, p: &ShpParams, port: usize, pg: usize, c: u64) -> bool {
+        let s = &mut self.pgs[port][pg];
+        let h = c.min(s.2);
+        s.2 -= h;
+        let r = (c - h).min(s.1);
+        s.1 -= r;
+        let sh = (c - h - r).min(s.0);
+        s.0 -= sh;
+        self.shared -= sh;
+        let used = self.port[port];
+        self.borrowed -= Self::borrowed_at(p, used) - Self::borrowed_at(p, used - h);
+        self.port[port] -= h;
+        let s = &mut self.pgs[port][pg];
+        if s.3 && s.2 == 0 && s.1 < p.reserve {
+            s.3 = false;
+            return true;
+        }
+        false
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(300)))]
+
+    #[test]
+    fn a_port_headroom_and_its_loans_agree_with_the_reference(
+        alpha in -1i8..=1,
+        pool in 8u64..60,
+        reserve in 1u64..6,
+        budget in 1u64..20,
+        private in 0u64..8,
+        shp in 1u64..20,
+        ops in proptest::collection::vec(
+            (any::<bool>(), 0usize..2, 0usize..2, 1u64..4),
+            1..300,
+        ),
+    ) {
+        let p = ShpParams { alpha, pool, reserve, budget, private, shp };
+        let mut m = shp_mmu(alpha, pool, reserve, budget, private, shp);
+        let mut r = ShpReference::default();
+        let mut held: Vec<(usize, usize, u64)> = Vec::new();
+        for (admit, port, pg, cells) in ops {
+            if admit || held.is_empty() {
+                let got = m.admit(port, pg, 1 - port, 0, cells * 64);
+                let want = r.admit(&p, port, pg, cells);
+                prop_assert_eq!(got.is_ok(), want.is_ok(), "{:?}", r);
+                if let (Ok(a), Ok(x)) = (got, want) {
+                    prop_assert_eq!(a.xoff, x);
+                    held.push((port, pg, cells));
+                }
+            } else {
+                let (port, pg, c) = held.remove(0);
+                let got = m.release(port, pg, 1 - port, 0, c as u32).xon;
+                prop_assert_eq!(got, r.release(&p, port, pg, c));
+            }
+            for port in 0..2 {
+                for pg in 0..2 {
+                    let s = m.pg(port, pg);
+                    let (sh, rs, hr, x) = r.pgs[port][pg];
+                    prop_assert_eq!(
+                        (s.shared_used, s.reserved_used, s.headroom_used, s.xoff),
+                        (sh, rs, hr, x)
+                    );
+                }
+                prop_assert_eq!(m.port_headroom(port).unwrap().used, r.port[port]);
+            }
+            prop_assert_eq!(m.pools[0].headroom_used, r.borrowed);
         }
     }
 }

@@ -393,6 +393,9 @@ pub struct SwitchConfig {
     pub mmu: lossless_buffer_model::mmu::Behaviour,
     /// Buffer slices (one by default).
     pub slices: lossless_buffer_model::mmu::Slices,
+    /// Each port's shared headroom, when its lossless PGs share one (NVIDIA Spectrum with a
+    /// shared headroom pool; empty: headroom per PG).
+    pub port_headroom: Vec<lossless_buffer_model::mmu::PortHeadroom>,
     /// ACL tables (none by default), rules in lookup order.
     pub acl: Vec<crate::acl::AclTable>,
     /// Packet trimming (none by default: refused frames are dropped).
@@ -465,6 +468,7 @@ impl SwitchConfig {
             seed: Self::DEFAULT_SEED,
             mmu: Default::default(),
             slices: Default::default(),
+            port_headroom: Vec::new(),
             acl: Vec::new(),
             trimming: None,
         }

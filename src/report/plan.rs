@@ -143,6 +143,21 @@ pub fn render(spec: &SwitchSpec) -> String {
         if let Some(l) = &spec.config.ports[first].llr {
             retry(&mut o, spec, first, l);
         }
+        if let Some(h) = spec
+            .config
+            .port_headroom
+            .get(first)
+            .filter(|h| h.budget.get() > 0)
+        {
+            let cell = spec.config.cell;
+            let _ = writeln!(
+                o,
+                "    port headroom, shared by its lossless PGs: {} = {} cells, {} of its own and the rest borrowed from the shared headroom pool",
+                human(h.budget.get()),
+                h.budget.cells(cell),
+                human(h.private.get().min(h.budget.get()))
+            );
+        }
         pg_table(&mut o, spec, first, &need);
         queue_table(&mut o, spec, first);
     }

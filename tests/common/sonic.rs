@@ -113,6 +113,25 @@ pub const MSN3800_100G: Sku = Sku {
     gbps: 100,
 };
 
+/// Mellanox-SN2700-D48C8 (NVIDIA Spectrum, a shared headroom pool), 48 × 50G + 8 × 100G,
+/// rendered as a T1 (the first 28 ports 300 m).
+pub const SN2700_D48C8_50G: Sku = Sku {
+    name: "spc",
+    row: "50000_300m",
+    file: "mellanox-sn2700-d48c8-t1.json",
+    ports: &[
+        "Ethernet0",
+        "Ethernet2",
+        "Ethernet4",
+        "Ethernet6",
+        "Ethernet8",
+        "Ethernet10",
+        "Ethernet12",
+        "Ethernet14",
+    ],
+    gbps: 50,
+};
+
 /// DellEMC-Z9332f-O32 (Tomahawk 3), 32 × 400G, rendered as a T1 (the first 16 ports 300 m).
 pub const Z9332F_400G: Sku = Sku {
     name: "th3",

@@ -175,7 +175,8 @@ impl Switch {
             &cfg.queue_profiles,
         )
         .with_behaviour(cfg.mmu)
-        .with_slices(&cfg.slices);
+        .with_slices(&cfg.slices)
+        .with_port_headroom(&cfg.port_headroom);
         let fwd = match &cfg.forwarding {
             Forwarding::L2 {
                 static_fdb,

@@ -9,7 +9,7 @@ use crate::config::values::{line, list_or_none};
 use crate::config::words::PoolMode;
 use lossless_buffer_model::asic::{Asic, IngressSizes};
 use lossless_buffer_model::mmu::{
-    Behaviour, PoolKind, PoolSpec, PoolUse, ProfileSpec, Slices, Threshold,
+    Behaviour, PoolKind, PoolSpec, PoolUse, PortHeadroom, ProfileSpec, Slices, Threshold,
 };
 use lossless_buffer_model::{priorities_in, Bytes, Named, PRIORITIES};
 use lossless_pipeline::config::{PortConfig, QosConfig};
@@ -46,6 +46,8 @@ pub struct Plan {
     pub asic: Asic,
     /// What the ingress sizes counted as written (pools are shared space once resolved).
     pub ingress_sizes: IngressSizes,
+    /// Each port's shared headroom, when its lossless PGs share one.
+    pub port_headroom: Vec<PortHeadroom>,
 }
 
 impl Plan {
@@ -158,6 +160,11 @@ pub fn resolve(
     if sizes == IngressSizes::Whole {
         carve_whole_pools(d, &k, b, &mut pools, &pgs, cell)?;
     }
+    let port_headroom = if sizes == IngressSizes::PgBuffer {
+        port_headroom(&pools, &pgs, chip.port_headroom_buffer)
+    } else {
+        Vec::new()
+    };
     let behaviour = Behaviour {
         crossing: d
             .opt_word(&b.value.crossing_packet, &k.at("crossing_packet"))?
@@ -194,6 +201,7 @@ pub fn resolve(
         slices: slices(d, &k, b, ports.len(), chip.slices)?,
         asic,
         ingress_sizes: sizes,
+        port_headroom,
         ..Plan::default()
     };
     for (pgs, queues) in pgs.iter().zip(&queues) {
@@ -524,6 +532,40 @@ fn slices(d: &Diags, k: &Key, b: &Val<BufferRaw>, ports: usize, default: usize) 
         of_port.push(s.value as usize);
     }
     Ok(Slices { count, of_port })
+}
+
+/// Each port's shared headroom under `ingress_sizes: pg_buffer` with a shared headroom pool,
+/// as NVIDIA's SAI sizes it: the port's own `private` bytes, and loans from the pool up to
+/// Σ (xoff − (size − xon)) over its lossless PGs on that pool in all. Empty when no PG is on
+/// a shared headroom pool.
+fn port_headroom(
+    pools: &[PoolSpec],
+    pgs: &[Vec<(ProfileSpec, String, Option<u64>)>],
+    private: Bytes,
+) -> Vec<PortHeadroom> {
+    let budgets: Vec<u64> = pgs
+        .iter()
+        .map(|port| {
+            port.iter()
+                .filter(|(p, _, _)| pools[p.pool].xoff.get() > 0)
+                .filter_map(|(p, _, _)| p.headroom.map(|h| (p, h)))
+                .map(|(p, h)| {
+                    let below_xoff = p.reserved.get().saturating_sub(h.xon.get());
+                    h.xoff.get().saturating_sub(below_xoff)
+                })
+                .sum()
+        })
+        .collect();
+    if budgets.iter().all(|b| *b == 0) {
+        return Vec::new();
+    }
+    budgets
+        .into_iter()
+        .map(|b| PortHeadroom {
+            budget: Bytes(b),
+            private,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -109,6 +109,7 @@ pub fn resolve(
             seed,
             mmu: plan.behaviour,
             slices: plan.slices.clone(),
+            port_headroom: plan.port_headroom.clone(),
             acl,
             trimming: trim,
         },

@@ -30,10 +30,18 @@ pub fn resolve(
     for (name, p) in &b.value.profiles.value {
         let kk = k.at("profiles").at(name);
         let mut spec = profile(d, &kk, p, pools, modes)?;
-        if sizes != IngressSizes::Shared {
-            spec.reserved = reserve_without_headroom(d, &kk, p, &spec)?;
+        // On a pool with a shared headroom pool, a `pg_buffer` profile's size is the PG's own
+        // buffer below XOFF alone (SONiC's Mellanox plans: size = xon), and its headroom is
+        // the port's (`port_headroom`).
+        let shp = pools[spec.pool].xoff.get() > 0;
+        match sizes {
+            IngressSizes::Shared => {}
+            IngressSizes::PgBuffer if shp => {}
+            IngressSizes::Whole | IngressSizes::PgBuffer => {
+                spec.reserved = reserve_without_headroom(d, &kk, p, &spec)?;
+            }
         }
-        if overhead.get() > 0 {
+        if overhead.get() > 0 && !shp {
             spec.headroom = headroom_less_overhead(d, &kk, p, spec.headroom, overhead)?;
         }
         out.insert(name.clone(), (spec, line(p)));
