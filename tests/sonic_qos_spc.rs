@@ -324,12 +324,13 @@ fn pfctest_xoff_and_ingress_drop() {
 /// test reads the PG's PFC frame counter: it must grow after the second drains, and not
 /// after the third has (a 30 s wait).
 ///
-/// On paper: XOFF comes with the second destination's packet 4,352 on the MSN2700, with the
-/// third's on the MSN3800 (packet 14,466 = 36 + 14,429 + 1, as the test means it to), and
-/// XON while the second destination drains. Its first departures free the PG's own buffer
-/// (the packets waiting there move into the pool): once the headroom's packets are gone (3
-/// on the MSN2700: the second's last two and the third's; 1 on the MSN3800) it holds its
-/// full reserve, 200 cells of 96 B (135 of 144 B), less than xon's 19,456 B. The XON frame
+/// On paper: XOFF comes with the second destination's packet 4,352 on the MSN2700 (12,664,
+/// its last, on the D48C8), with the third's on the MSN3800 (packet 14,466 = 36 + 14,429 + 1,
+/// as the test means it to), and XON while the second destination drains. Its first
+/// departures free the PG's own buffer (the packets waiting there move into the pool): once
+/// the headroom's packets are gone (3 on the MSN2700: the second's last two and the third's;
+/// 2 on the D48C8; 1 on the MSN3800) it holds its full reserve, 200 cells of 96 B (135 of
+/// 144 B), less than xon's 19,456 B. The XON frame
 /// is the counter's growth the test sees; nothing follows it.
 #[test]
 fn pfc_xon_test() {

@@ -197,8 +197,6 @@ pub struct PortHeadroomState {
     pub private: u64,
     /// Cells in use.
     pub used: u64,
-    /// Peak of `used`.
-    pub watermark: u64,
 }
 
 impl PortHeadroomState {
@@ -730,7 +728,6 @@ impl Mmu {
             Some(p) => {
                 let before = p.loan(p.used);
                 p.used += cells;
-                p.watermark = p.watermark.max(p.used);
                 p.loan(p.used) - before
             }
             None => cells,
