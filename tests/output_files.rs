@@ -50,16 +50,8 @@ fn a_missing_directory_fails_before_the_switch_serves() {
 struct SmallDisk(std::path::PathBuf);
 
 impl SmallDisk {
-    fn mount() -> Option<SmallDisk> {
-        let uid = Command::new("id").arg("-u").output().unwrap();
-        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-            assert!(
-                std::env::var("CI").is_err(),
-                "CI runs as root: the full-disk test must run"
-            );
-            eprintln!("skipping: mounting a small tmpfs needs root");
-            return None;
-        }
+    fn mount() -> SmallDisk {
+        common::needs::root("it mounts a small tmpfs to fill");
         let dir = tmp("small-disk");
         std::fs::create_dir_all(&dir).unwrap();
         let ok = Command::new("mount")
@@ -74,7 +66,7 @@ impl SmallDisk {
             .status()
             .unwrap();
         assert!(ok.success(), "mount tmpfs");
-        Some(SmallDisk(dir))
+        SmallDisk(dir)
     }
 }
 
@@ -86,10 +78,9 @@ impl Drop for SmallDisk {
 }
 
 #[test]
+#[ignore = "needs root, to mount a small tmpfs (scripts/test)"]
 fn a_full_disk_is_named_and_leaves_no_truncated_file() {
-    let Some(disk) = SmallDisk::mount() else {
-        return;
-    };
+    let disk = SmallDisk::mount();
     let d = disk.0.to_str().unwrap().to_string();
     // Captures of every port of the incast: megabytes, on a 256 KiB disk.
     let o = Command::new(env!("CARGO_BIN_EXE_lossless"))

@@ -31,24 +31,18 @@ fn pfc_frames(path: &Path) -> (Vec<(u8, [u16; 8])>, usize) {
     (out, n)
 }
 
-fn tshark_count(path: &Path, filter: &str) -> Option<usize> {
+/// Frames of the pcap at `path` that Wireshark's dissectors (tshark) match with `filter`.
+fn tshark_count(path: &Path, filter: &str) -> usize {
+    common::needs::tools(&[("tshark", "tshark")]);
     let o = Command::new("tshark")
         .arg("-r")
         .arg(path)
         .arg("-Y")
         .arg(filter)
-        .output();
-    match o {
-        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).lines().count()),
-        _ => {
-            assert!(
-                std::env::var("CI").is_err(),
-                "tshark must be installed in CI (.ci/run installs it)"
-            );
-            eprintln!("skipping the tshark cross-check: tshark is not installed");
-            None
-        }
-    }
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).lines().count()
 }
 
 fn run(file: &Path, dir: &Path, json: &Path, extra: &[&str]) -> Value {
@@ -98,12 +92,24 @@ fn pfc_frames_in_the_pcap_match_counters_and_tshark() {
         total as u64,
         p["tx_packets"].as_u64().unwrap() + p["rx_packets"].as_u64().unwrap()
     );
-    if let Some(n) = tshark_count(&pcap, "macc.opcode == 0x0101") {
-        assert_eq!(n, frames.len());
-    }
-    if let Some(n) = tshark_count(&pcap, "macc.cbfc.pause_time.c3 == 65535") {
-        assert_eq!(n as u64, xoff);
-    }
+}
+
+/// Wireshark reads the incast's PFC frames as this project's own reader does.
+#[test]
+#[ignore = "needs tshark (Debian package tshark; scripts/test)"]
+fn tshark_reads_the_incasts_pfc_frames_alike() {
+    let dir = tmp().join("incast-tshark");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/labs/incast-pfc.yaml");
+    let r = run(&file, &dir, &tmp().join("incast-tshark.json"), &[]);
+    let pcap = dir.join("tor-Ethernet1.pcap");
+    let (frames, _) = pfc_frames(&pcap);
+    let xoff = r["switches"][0]["ports"][1]["pfc"]["tx_xoff"][3].as_u64().unwrap();
+    assert!(xoff > 0);
+    assert_eq!(tshark_count(&pcap, "macc.opcode == 0x0101"), frames.len());
+    assert_eq!(
+        tshark_count(&pcap, "macc.cbfc.pause_time.c3 == 65535") as u64,
+        xoff
+    );
 }
 
 #[test]
@@ -132,7 +138,18 @@ fn injected_pfc_frames_decode_to_what_the_scenario_said() {
     assert_eq!(pfc["rx_xoff"][6], 0);
     // Paused on 3 from 1 µs until the XON at 2 µs.
     assert_eq!(pfc["rx_pause_ps"][3], 1_000_000);
-    if let Some(n) = tshark_count(&pcap, "macc.opcode == 0x0101") {
-        assert_eq!(n, 2);
-    }
+}
+
+/// Wireshark reads the two injected PFC frames.
+#[test]
+#[ignore = "needs tshark (Debian package tshark; scripts/test)"]
+fn tshark_reads_the_injected_pfc_frames() {
+    let text = "# inject\nduration: 20us\nswitches:\n  - name: s\n    ports: {count: 2}\n\
+                outputs: {pcap: {ports: [s:Ethernet0]}}\n\
+                events:\n  - {at: 1us, port: s:Ethernet0, inject: {pfc: {3: 1000, 4: 0, 6: 7}}}\n  - {at: 2us, port: s:Ethernet0, inject: {pfc: {3: 0}}}\n";
+    let file = tmp().join("inject-tshark.yaml");
+    std::fs::write(&file, text).unwrap();
+    let dir = tmp().join("inject-tshark");
+    run(&file, &dir, &tmp().join("inject-tshark.json"), &[]);
+    assert_eq!(tshark_count(&dir.join("s-Ethernet0.pcap"), "macc.opcode == 0x0101"), 2);
 }

@@ -20,8 +20,7 @@ fn plot(lab: &str, dir: &Path, extra: &[&str]) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-/// Well-formed enough to be SVG, and rendered by rsvg-convert when it is installed (.ci/run
-/// installs librsvg2-bin).
+/// Well-formed enough to be SVG (`every_figure_renders_with_rsvg_convert` renders them).
 fn check_svg(path: &Path) {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(
@@ -30,28 +29,46 @@ fn check_svg(path: &Path) {
         path.display()
     );
     assert_eq!(text.matches("<svg").count(), text.matches("</svg>").count());
-    let have = std::process::Command::new("rsvg-convert")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if have {
-        let png = path.with_extension("png");
-        let o = std::process::Command::new("rsvg-convert")
-            .arg(path)
-            .arg("-o")
-            .arg(&png)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{}: {}",
-            path.display(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(std::fs::metadata(&png).unwrap().len() > 1000);
-    } else {
-        assert!(std::env::var("CI").is_err(), "rsvg-convert missing in CI");
+}
+
+/// Every figure of an incast's plots and of a sweep's renders with librsvg, to a picture of
+/// some size.
+#[test]
+#[ignore = "needs rsvg-convert (Debian package librsvg2-bin; scripts/test)"]
+fn every_figure_renders_with_rsvg_convert() {
+    common::needs::tools(&[("rsvg-convert", "librsvg2-bin")]);
+    let dir = tmp("plots-rsvg");
+    plot("incast-pfc", &dir, &["--duration", "600us"]);
+    let sweep = tmp("plots-rsvg-sweep");
+    plot(
+        "headroom-sizing",
+        &sweep,
+        &["--sweep", "switches.tor.cable=5m,100m"],
+    );
+    let mut n = 0;
+    for d in [&dir, &sweep] {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "svg") {
+                let png = path.with_extension("png");
+                let o = std::process::Command::new("rsvg-convert")
+                    .arg(&path)
+                    .arg("-o")
+                    .arg(&png)
+                    .output()
+                    .unwrap();
+                assert!(
+                    o.status.success(),
+                    "{}: {}",
+                    path.display(),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+                n += 1;
+            }
+        }
     }
+    assert!(n >= 5, "{n} figures");
 }
 
 #[test]
@@ -193,11 +210,12 @@ fn a_bad_plot_window_is_refused() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("FROM must be before TO"));
 }
 
-/// Run headless Chromium (Debian's `chromium`; .ci/run installs it) on `args`, bounded in
+/// Run headless Chromium (Debian's `chromium`) on `args`, bounded in
 /// time and killed by pid if it hangs; (stdout, stderr).
-fn chromium(args: &[&str]) -> Option<(String, String)> {
+fn chromium(args: &[&str]) -> (String, String) {
     use std::process::{Command, Stdio};
-    let mut child = match Command::new("chromium")
+    common::needs::tools(&[("chromium", "chromium")]);
+    let mut child = Command::new("chromium")
         .args([
             "--headless",
             "--no-sandbox",
@@ -209,14 +227,7 @@ fn chromium(args: &[&str]) -> Option<(String, String)> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-    {
-        Ok(c) => c,
-        Err(_) => {
-            assert!(std::env::var("CI").is_err(), "chromium missing in CI");
-            eprintln!("skipping: chromium is not installed");
-            return None;
-        }
-    };
+        .expect("chromium starts");
     // Drain both pipes while it runs (a large DOM would fill them and stall it).
     let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -248,10 +259,11 @@ fn chromium(args: &[&str]) -> Option<(String, String)> {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Some((out.join().unwrap(), err.join().unwrap()))
+    (out.join().unwrap(), err.join().unwrap())
 }
 
 #[test]
+#[ignore = "needs chromium (Debian package chromium; scripts/test)"]
 fn the_page_opens_offline_in_a_real_browser_with_every_figure_and_no_console_error() {
     let dir = tmp("plots-browser");
     plot("incast-pfc", &dir, &["--duration", "600us"]);
@@ -260,9 +272,7 @@ fn the_page_opens_offline_in_a_real_browser_with_every_figure_and_no_console_err
     let figures = html.matches("<figure").count();
     assert!(figures >= 4);
     // The DOM after load: every figure holds its drawing.
-    let Some((dom, err)) = chromium(&["--dump-dom", &url]) else {
-        return;
-    };
+    let (dom, err) = chromium(&["--dump-dom", &url]);
     assert_eq!(dom.matches("<figure").count(), figures, "{err}");
     assert_eq!(dom.matches("<svg").count(), figures);
     assert!(!err.contains("CONSOLE"), "console output: {err}");
@@ -270,7 +280,7 @@ fn the_page_opens_offline_in_a_real_browser_with_every_figure_and_no_console_err
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plots-index.png");
     let _ = std::fs::remove_file(&shot);
     let arg = format!("--screenshot={}", shot.display());
-    let (_, err) = chromium(&["--window-size=1100,3000", &arg, &url]).unwrap();
+    let (_, err) = chromium(&["--window-size=1100,3000", &arg, &url]);
     assert!(!err.contains("CONSOLE"), "console output: {err}");
     assert!(
         std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0) > 20_000,
@@ -280,6 +290,7 @@ fn the_page_opens_offline_in_a_real_browser_with_every_figure_and_no_console_err
 }
 
 #[test]
+#[ignore = "needs chromium (Debian package chromium; scripts/test)"]
 fn the_console_check_sees_a_console_error() {
     // The check above could only pass vacuously if Chromium printed nothing: it does.
     let page = tmp("console.html");
@@ -288,9 +299,7 @@ fn the_console_check_sees_a_console_error() {
         "<html><body><script>console.error('boom')</script></body></html>",
     )
     .unwrap();
-    let Some((_, err)) = chromium(&["--dump-dom", &format!("file://{}", page.display())]) else {
-        return;
-    };
+    let (_, err) = chromium(&["--dump-dom", &format!("file://{}", page.display())]);
     assert!(err.contains("CONSOLE") && err.contains("boom"), "{err}");
 }
 

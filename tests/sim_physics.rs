@@ -273,6 +273,30 @@ fn a_slow_receiver_sends_pfc_and_is_drained_losslessly() {
     assert!(t > 38.0 && t < 46.0, "{t} Gb/s");
 }
 
+/// A run without `duration` waits for idle, and frames held behind a disabled transmitter
+/// are not idle while an event that releases them is still to come. h1 sends ten 1518-byte
+/// frames (100G, 2 m cables: each takes (1518 + 20) × 8 bit = 123.04 ns of wire with its
+/// preamble and gap, and 10 ns of cable); Ethernet0 toward h0 is disabled from 0 to 20 µs.
+/// All ten arrive back to back from 20 µs on, and the run ends as the tenth is in:
+/// 20 µs + 10 × 123.04 ns + 10 ns = 21.2404 µs (docs/physics.md: a frame is received at
+/// the end of its wire time).
+#[test]
+fn a_run_waiting_for_idle_waits_for_the_event_that_enables_a_transmitter() {
+    let s = scenario(
+        "txwait.yaml",
+        "# tx wait\nswitches:\n  - name: s\n    ports: {count: 2, speed: 100G, cable: 2m, mtu: 1518}\n\
+         hosts:\n  - {name: h0, attach: s:Ethernet0}\n  - {name: h1, attach: s:Ethernet1}\n\
+         flows:\n  - {name: f, src: h1, dst: h0, dscp: 3, frame: 1518B, packets: 10}\n\
+         events:\n  - {at: 0ns, port: s:Ethernet0, tx: disable}\n  - {at: 20us, port: s:Ethernet0, tx: enable}\n",
+    );
+    let r = run(&s, "txwait.json", &[]);
+    let f = &r["flows"][0];
+    assert_eq!(u(&f["rx_packets"]), 10, "{f}");
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    assert_eq!(u(&r["sim_time_ps"]), 21_240_400, "the run ends as the tenth is in");
+    assert_eq!(u(&f["last_rx_ps"]), 21_240_400);
+}
+
 #[test]
 fn tx_disable_holds_frames_and_link_down_drops_them() {
     let base =

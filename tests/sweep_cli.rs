@@ -49,19 +49,9 @@ fn a_sweep_of_headroom_finds_where_lossless_drops_stop() {
 /// A sweep split into three shares run by GNU parallel, merged, is byte for byte what
 /// one process writes, table included; merging without a share names what is missing.
 #[test]
+#[ignore = "needs GNU parallel (Debian package parallel; scripts/test)"]
 fn a_sweep_split_into_shares_through_gnu_parallel_merges_into_the_single_run() {
-    let found = std::process::Command::new("sh")
-        .args(["-c", "command -v parallel"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var("CI").is_err(),
-            "GNU parallel is not installed (.ci/run installs it)"
-        );
-        eprintln!("skipping: GNU parallel is not installed");
-        return;
-    }
+    common::needs::tools(&[("parallel", "parallel")]);
     let file = root().join("configs/labs/headroom-too-small.yaml");
     let f = file.to_str().unwrap();
     let sweep = "switches.tor.buffer.profiles.pg_lossless.xoff=8KiB,12KiB,16KiB,24KiB,30144B";

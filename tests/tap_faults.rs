@@ -20,10 +20,9 @@ fn tap_port(r: &Value, i: usize) -> &Value {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn deleting_one_namespace_leaves_the_others_served_and_sigterm_stops_cleanly() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("d", 3, "1G", "2us");
     let flood = lab.spawn(
         0,
@@ -46,10 +45,9 @@ fn deleting_one_namespace_leaves_the_others_served_and_sigterm_stops_cleanly() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_downed_link_is_counted_probed_and_served_again_and_its_fdb_entries_flushed() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("l", 2, "1G", "2us");
     assert_eq!(lab.ping(0, 1, 3, "0.05"), 0.0);
     lab.set_host_link(1, "down");
@@ -73,10 +71,9 @@ fn a_downed_link_is_counted_probed_and_served_again_and_its_fdb_entries_flushed(
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_tap_deleted_while_its_link_is_down_stays_gone() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("z", 3, "1G", "2us");
     assert_eq!(lab.ping(0, 1, 2, "0.05"), 0.0);
     lab.set_host_link(1, "down");
@@ -96,10 +93,9 @@ fn a_tap_deleted_while_its_link_is_down_stays_gone() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn stopping_mid_run_accounts_every_frame_read_and_lets_the_writers_finish() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     // 100M ports: two 1G senders keep the queues full when the switch is told to stop.
     let spec = SwitchSpec::new(3, "100M");
     let mut lab = Lab::with("x", true, &spec, &[]);
@@ -116,10 +112,9 @@ fn stopping_mid_run_accounts_every_frame_read_and_lets_the_writers_finish() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn frames_lost_in_a_taps_kernel_ring_are_counted_from_the_kernels_counters() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("k", 2, "1G", "2us");
     let g = lab.gen(1, &["--dscp", "0", "--rate", "1G", "--duration", "1s"]);
     std::thread::sleep(Duration::from_millis(200));
@@ -158,10 +153,9 @@ fn frames_lost_in_a_taps_kernel_ring_are_counted_from_the_kernels_counters() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_host_flooding_its_port_does_not_hold_up_the_others() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let spec = SwitchSpec::new(4, "100G");
     let mut lab = Lab::with("o", true, &spec, &[]);
     assert_eq!(lab.ping(2, 3, 2, "0.05"), 0.0);
@@ -198,10 +192,9 @@ fn a_host_flooding_its_port_does_not_hold_up_the_others() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn gen_and_send_pfc_find_their_interface_under_nsenter_and_reject_bad_input() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("n", 2, "1G", "2us");
     // nsenter switches the network namespace but not the mounts: /sys still shows the
     // namespace it was mounted in, where this TAP is not.
@@ -263,10 +256,9 @@ fn gen_and_send_pfc_find_their_interface_under_nsenter_and_reject_bad_input() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_closed_stdout_sighup_and_ctrl_c_all_end_with_the_report() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let spec = SwitchSpec::new(2, "1G");
     // `--stats 100ms | head -1`: the switch loses its stdout, keeps serving, and still
     // writes its report when stopped, here by SIGHUP.
@@ -314,10 +306,9 @@ fn a_closed_stdout_sighup_and_ctrl_c_all_end_with_the_report() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn learned_fdb_entries_age_out() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let spec = SwitchSpec {
         forwarding: ", fdb_aging: 1s",
         ..SwitchSpec::new(2, "1G")

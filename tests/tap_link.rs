@@ -122,10 +122,9 @@ fn link_port(r: &Value) -> &Value {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn llr_and_credits_run_between_two_tap_switches() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::new("lk", true);
     lab.veth = true;
     let sw = wire(&mut lab, 1508);
@@ -229,10 +228,9 @@ fn llr_and_credits_run_between_two_tap_switches() {
 /// An interface too small for a numbered frame is refused at start, naming the port, the
 /// interface and the MTU it needs.
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_link_whose_mtu_leaves_no_room_for_the_llr_header_is_refused() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::new("lm", false);
     lab.veth = true;
     let sw = wire(&mut lab, 1500);

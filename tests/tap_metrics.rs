@@ -40,19 +40,8 @@ struct Prometheus {
 }
 
 impl Prometheus {
-    fn start(target: &str) -> Option<Prometheus> {
-        if sh(&["sh", "-c", "command -v prometheus && command -v promtool"])
-            .status
-            .code()
-            != Some(0)
-        {
-            assert!(
-                std::env::var("CI").is_err(),
-                "prometheus and promtool are missing (.ci/run installs the prometheus package)"
-            );
-            eprintln!("skipping: prometheus is not installed");
-            return None;
-        }
+    fn start(target: &str) -> Prometheus {
+        common::needs::tools(&[("prometheus", "prometheus"), ("promtool", "prometheus")]);
         let dir = std::env::temp_dir().join(format!("lossless-prom-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cfg = dir.join("prometheus.yml");
@@ -76,11 +65,11 @@ impl Prometheus {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        Some(Prometheus {
+        Prometheus {
             child,
             dir,
             api: format!("http://{listen}/api/v1"),
-        })
+        }
     }
 
     /// The value of instant query `q` once it has one (bounded wait).
@@ -117,10 +106,9 @@ impl Drop for Prometheus {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux, prometheus (scripts/test)"]
 fn prometheus_scrapes_the_live_counters_and_they_match_the_final_report() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let addr = format!("127.0.0.1:{}", free_port());
     let spec = SwitchSpec::new(2, "1G");
     let stats = std::env::temp_dir().join(format!("lossless-stats-{}.jsonl", std::process::id()));
@@ -131,9 +119,7 @@ fn prometheus_scrapes_the_live_counters_and_they_match_the_final_report() {
         &spec,
         &["--metrics", &addr, "--stats-json", stats.to_str().unwrap()],
     );
-    let Some(prom) = Prometheus::start(&addr) else {
-        return;
-    };
+    let prom = Prometheus::start(&addr);
     assert_eq!(lab.ping(0, 1, 50, "0.01"), 0.0);
     // Prometheus scraped the switch and can answer from what it stored.
     let rx = prom.query(
@@ -267,10 +253,9 @@ fn scrub(v: &mut Value) {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn show_against_nothing_and_a_metrics_address_in_use_are_one_line_errors() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let dir = std::env::temp_dir().join(format!("lossless-metrics-{}", std::process::id()));
@@ -340,10 +325,9 @@ fn peak_rss_kb(pid: u32) -> u64 {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn no_client_can_hold_the_endpoint_and_malformed_requests_get_4xx() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let addr = format!("127.0.0.1:{}", free_port());
     let spec = SwitchSpec::new(2, "1G");
     let lab = Lab::with("h", true, &spec, &["--metrics", &addr]);

@@ -23,10 +23,9 @@ fn tx_xoff(r: &Value) -> u64 {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn hundred_pings_through_the_tap_switch_lose_nothing() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("p", 2, "1G", "2us");
     assert_eq!(lab.ping(0, 1, 100, "0.01"), 0.0);
     let r = lab.stop_switch();
@@ -36,10 +35,9 @@ fn hundred_pings_through_the_tap_switch_lose_nothing() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn iperf3_tcp_through_1g_shaped_ports_runs_near_1g() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("s", 2, "1G", "2us");
     let gbps = lab.iperf3_tcp(0, 1, 5201, 3, &[]);
     eprintln!("iperf3 TCP through 1G-shaped ports, CPU hog on every core: {gbps:.3} Gbit/s");
@@ -52,10 +50,9 @@ fn iperf3_tcp_through_1g_shaped_ports_runs_near_1g() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn gen_senders_share_a_1g_port_losslessly_on_a_busy_machine() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("g", 3, "1G", "2us");
     // Let the switch learn everyone (no flooding when the load starts): one reply means
     // it has seen both ends. Not every ping need come back: under the hog, CI once lost
@@ -117,10 +114,9 @@ fn gen_senders_share_a_1g_port_losslessly_on_a_busy_machine() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn iperf3_udp_senders_ignore_pfc_and_the_lossless_priority_drops() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     // 100M ports: two iperf3 -u senders congest the egress even when the hog slows them.
     let spec = SwitchSpec::new(3, "100M");
     let mut lab = Lab::with("u", true, &spec, &[]);
@@ -177,10 +173,9 @@ fn iperf3_udp_senders_ignore_pfc_and_the_lossless_priority_drops() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn injected_pfc_stops_priority_3_toward_a_host_and_xon_resumes_it() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with_hosts("f", 3, "1G", "2us");
     for i in 1..3 {
         lab.ping(0, i, 2, "0.05");
@@ -253,10 +248,9 @@ fn injected_pfc_stops_priority_3_toward_a_host_and_xon_resumes_it() {
 /// bridge, in one run. Prints the figures; asserts only that each path carried TCP, the
 /// flood and pings, that the ratios are the quotients, and that nothing is left behind.
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn bench_tap_measures_the_switch_next_to_a_copy_loop_and_a_bridge() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let out = std::env::temp_dir().join(format!("bench-tap-{}.json", std::process::id()));
     let o = common::lossless(&[
         "bench",
@@ -310,9 +304,8 @@ fn bench_tap_measures_the_switch_next_to_a_copy_loop_and_a_bridge() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn tcp_with_segmentation_offload_on_is_counted_in_mtu_segments() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     common::offload::tcp_super_frames_are_counted_in_mtu_segments("so", false);
 }

@@ -18,10 +18,9 @@ fn port(r: &Value, i: usize) -> &Value {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn pings_and_tcp_cross_veth_ports_and_every_frame_is_accounted() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with("vp", true, &SwitchSpec::veth(2, "1G"), &[]);
     assert_eq!(lab.ping(0, 1, 100, "0.01"), 0.0);
     let gbps = lab.iperf3_tcp(0, 1, 5201, 3, &[]);
@@ -48,18 +47,16 @@ fn pings_and_tcp_cross_veth_ports_and_every_frame_is_accounted() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn tcp_with_segmentation_offload_on_at_a_veth_host_is_counted_in_mtu_segments() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     common::offload::tcp_super_frames_are_counted_in_mtu_segments("vo", true);
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_pfc_frame_from_a_veth_host_pauses_its_priority_and_is_counted() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with("vf", true, &SwitchSpec::veth(2, "1G"), &[]);
     assert_eq!(lab.ping(1, 0, 2, "0.05"), 0.0);
     let bin = env!("CARGO_BIN_EXE_lossless");
@@ -110,10 +107,9 @@ fn a_pfc_frame_from_a_veth_host_pauses_its_priority_and_is_counted() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_vlan_tag_the_kernel_lifts_is_put_back_before_classification() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     // Trust PCP: the tag must reach the classifier as it was on the wire.
     let spec = SwitchSpec {
         qos: ", trust: dot1p",
@@ -154,10 +150,9 @@ fn a_vlan_tag_the_kernel_lifts_is_put_back_before_classification() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_veth_whose_peer_goes_down_is_served_again_and_one_deleted_is_reported_gone() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with("vl", true, &SwitchSpec::veth(3, "1G"), &[]);
     assert_eq!(lab.ping(0, 1, 3, "0.05"), 0.0);
     lab.set_host_link(1, "down");
@@ -196,10 +191,9 @@ fn cpu_ticks(pid: u32) -> u64 {
 /// none, the pipeline thread spun at 96 % of a core), and serves the port again once it is
 /// up.
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_served_interface_set_down_does_not_spin_the_switch() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with("vs", true, &SwitchSpec::veth(2, "1G"), &[]);
     assert_eq!(lab.ping(0, 1, 3, "0.05"), 0.0);
     let ns = lab.switch_ns();
@@ -223,10 +217,9 @@ fn a_served_interface_set_down_does_not_spin_the_switch() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_missing_interface_and_one_another_switch_serves_are_one_line_errors() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let lab = Lab::with("vm", false, &SwitchSpec::veth(2, "1G"), &[]);
     let cfg = lab.dir.join("second.yaml");
     let try_tap = |ports: &str| {
@@ -268,10 +261,9 @@ fn a_missing_interface_and_one_another_switch_serves_are_one_line_errors() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_veth_deleted_and_made_again_under_its_name_is_attached_again() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     // What a containerlab node restart does to the switch's neighbours: the host's
     // namespace and veth pair go away, and come back with the same names.
     let mut lab = Lab::with("vr", true, &SwitchSpec::veth(3, "1G"), &[]);
@@ -294,10 +286,9 @@ fn a_veth_deleted_and_made_again_under_its_name_is_attached_again() {
 }
 
 #[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
 fn a_cut_pfc_frame_and_cut_udp_headers_are_counted_as_truncated() {
-    let Some(_serial) = prerequisites() else {
-        return;
-    };
+    let _serial = prerequisites();
     let mut lab = Lab::with("vt", true, &SwitchSpec::veth(2, "1G"), &[]);
     assert_eq!(lab.ping(0, 1, 2, "0.05"), 0.0);
     // From host 0's raw socket, unpadded (a veth pads nothing): a PFC frame cut after its

@@ -47,7 +47,10 @@ reasons! {
     Pause8023xIgnored => "pause_8023x_ignored", "802.3x PAUSE on a PFC port: counted and ignored.";
     MacControlUnknownOpcode => "mac_control_unknown_opcode", "MAC Control opcode other than PAUSE or PFC.";
     MacControlTagged => "mac_control_tagged", "MAC Control EtherType behind a VLAN tag.";
-    TruncatedLinkControl => "truncated_link_control", "Link-control message (EtherType 0x88B5) cut short, of another version or an unknown type.";
+    TruncatedLinkControl => "truncated_link_control", "Link-control message (EtherType 0x88B5, on a port that speaks CBFC or LLR) shorter than its type needs.";
+    LinkControlBadVersion => "link_control_bad_version", "Link-control message (EtherType 0x88B5, on a port that speaks CBFC or LLR) of a version other than 1.";
+    LinkControlUnknownType => "link_control_unknown_type", "Link-control message (EtherType 0x88B5, on a port that speaks CBFC or LLR) of a type the encoding does not define.";
+    LinkControlBadChannel => "link_control_bad_channel", "CF_Update (EtherType 0x88B5, on a port that speaks CBFC or LLR) for a channel beyond the 32 CBFC has.";
     CbfcNotEnabled => "cbfc_not_enabled", "CBFC credit message on a port that does not speak CBFC.";
     LlrNotEnabled => "llr_not_enabled", "LLR control message or numbered frame on a port that does not speak LLR.";
     BadFcs => "bad_fcs", "FCS check failed: the frame was corrupted on the wire (a frame error).";

@@ -2,14 +2,15 @@
 //!
 //! Ethernet, up to two VLAN tags (0x8100, 0x88A8, 0x9100; deeper stacks are classified at
 //! L2 only), IPv4 (options included) or IPv6 (extension headers walked to find UDP/TCP),
-//! UDP, TCP, the RoCEv2 BTH on UDP 4791, MAC Control (PFC / 802.3x PAUSE) and the UE
-//! link-control messages (EtherType 0x88B5, [`crate::wire::link_control`]). Layer
-//! headers are read through etherparse's slice types; lengths are checked against the
+//! UDP, TCP, the RoCEv2 BTH on UDP 4791 and MAC Control (PFC / 802.3x PAUSE), which
+//! every MAC speaks. The UE link-control messages (EtherType 0x88B5,
+//! [`crate::wire::link_control`]) are not read here: only a port that speaks CBFC or LLR
+//! reads them ([`crate::link::LinkLayer::read_link_control`]); to the parser 0x88B5 is an
+//! EtherType like any other, forwarded at L2. Layer headers are read through etherparse's slice types; lengths are checked against the
 //! declared frame length, since simulated frames hold their headers only.
 
 use crate::drop_reason::DropReason;
 use crate::link::ControlFrame;
-use crate::wire::link_control::ETHERTYPE_LINK_CONTROL;
 use crate::wire::pfc::ETHERTYPE_MAC_CONTROL;
 use crate::wire::rocev2::{Aeth, Bth, BTH_LEN, OPCODE_ACKNOWLEDGE, ROCEV2_PORT};
 use crate::wire::vlan;
@@ -283,11 +284,6 @@ fn parse_headers<const KEEP_BTH: bool>(
                 return Err(DropReason::MacControlTagged);
             }
             p.control = Some(ControlFrame::parse(data, len)?);
-        }
-        // UE link-control messages as this project encodes them; behind a tag they are
-        // someone else's experiment, forwarded as data.
-        ETHERTYPE_LINK_CONTROL if p.vlan_count == 0 => {
-            p.control = Some(ControlFrame::parse_link_control(data)?);
         }
         ETHERTYPE_IPV4 => parse_ipv4::<KEEP_BTH>(p, data, off, l2_payload)?,
         ETHERTYPE_IPV6 => parse_ipv6::<KEEP_BTH>(p, data, off, l2_payload)?,

@@ -128,6 +128,10 @@ pub struct Sim {
     until_idle: bool,
     /// Some port speaks CBFC: its credit updates may stay on the wire when all is idle.
     credit_links: bool,
+    /// Events of the scenario (`events:`) not yet handled: while one is to come, a port
+    /// that holds frames it cannot send (its transmitter disabled, its link down) is
+    /// waiting for it, not idle.
+    scheduled_left: u32,
     now: Time,
     /// The run's own events.
     queue: EventQueue<Ev>,
@@ -223,6 +227,7 @@ impl Sim {
             credit_links: scenario.switches.iter().any(|s| {
                 (0..s.config.ports.len()).any(|p| s.config.flow_control_of(p) == FlowControl::Cbfc)
             }),
+            scheduled_left: 0,
             now: Time::ZERO,
             queue: EventQueue::new(),
             switches,
@@ -280,6 +285,7 @@ impl Sim {
             let at = self.scenario.run.events[i].at;
             if at <= self.end {
                 self.push(at, Ev::Scheduled(i as u32));
+                self.scheduled_left += 1;
             }
         }
         if let Some(from) = self.observers.series_from().filter(|f| *f <= self.end) {
@@ -381,7 +387,10 @@ impl Sim {
                     }
                     continue;
                 }
-                Ev::Scheduled(i) => self.scheduled_event(i as usize),
+                Ev::Scheduled(i) => {
+                    self.scheduled_left -= 1;
+                    self.scheduled_event(i as usize)
+                }
                 Ev::Sample => self.sample()?,
                 Ev::Measure(open) => self.sample_window(open),
             }
@@ -487,18 +496,25 @@ impl Sim {
     /// Nothing on the wire, all flows done, every switch queue empty, nothing pending on
     /// any NIC — link upkeep aside: CBFC's periodic credit updates go on for ever on a
     /// settled link (every credit back, nothing held), so they neither keep the run going
-    /// nor count as traffic on the wire. Out of line: asked at every new instant of a run
-    /// waiting for idle, it should not weigh on the loop of every other run.
+    /// nor count as traffic on the wire. A port or NIC that holds frames it cannot send
+    /// (nothing it could start, at any time, as things stand) is idle only once no event
+    /// of the scenario is left that could move them (a transmitter enabled, a link
+    /// brought up). Out of line: asked at every new instant of a run waiting for idle, it
+    /// should not weigh on the loop of every other run.
     #[inline(never)]
     fn idle(&self) -> bool {
         let wire_empty = self.wire_empty();
         if !wire_empty && !self.credit_links {
             return false;
         }
+        let stuck_is_idle = self.scheduled_left == 0;
         self.hosts.iter().all(|h| {
-            h.host.flows_done(self.now) && (h.host.next_transmit().is_none() || h.host.settled())
+            h.host.flows_done(self.now)
+                && (h.host.settled() || (stuck_is_idle && h.host.next_transmit().is_none()))
         }) && self.switches.iter().all(|s| {
-            (0..s.sw.ports().len()).all(|p| s.sw.next_transmit(p).is_none() || s.sw.settled(p))
+            (0..s.sw.ports().len()).all(|p| {
+                s.sw.settled(p) || (stuck_is_idle && s.sw.next_transmit(p).is_none())
+            })
         }) && (wire_empty || self.shares.iter().all(|s| s.on_wire.only_upkeep()))
     }
 

@@ -33,7 +33,7 @@ use lossless_buffer_model::Time;
 use lossless_pipeline::wire::link_control;
 use lossless_pipeline::Switch;
 use lossless_sys::sched::Realtime;
-use ports::TapPorts;
+use ports::{PortDev, TapPorts};
 use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -218,6 +218,8 @@ impl TapSwitch {
     /// Open each port's device (a TAP with a bounded kernel ring, or an interface with a
     /// bounded receive ring) and start the writer threads.
     pub fn open(spec: &SwitchSpec, realtime: Realtime) -> Result<TapSwitch, TapError> {
+        let mut sw = Switch::new(spec.config.clone());
+        sw.set_catch_up(CATCH_UP);
         let mut devs = Vec::new();
         for (i, a) in spec.attach.iter().enumerate() {
             let port = &spec.config.ports[i];
@@ -228,11 +230,17 @@ impl TapSwitch {
             if port.llr.is_some() {
                 check_llr_mtu(port, a)?;
             }
-            devs.push((port.name.clone(), Arc::new(dev), a.clone(), port.mtu));
+            let link = &sw.ports()[i].link;
+            devs.push(PortDev {
+                name: port.name.clone(),
+                dev: Arc::new(dev),
+                attach: a.clone(),
+                mtu: port.mtu,
+                llr: link.llr().is_some(),
+                link_control: link.speaks_link_control(),
+            });
         }
         let ports = TapPorts::start(devs, realtime).map_err(TapError::System)?;
-        let mut sw = Switch::new(spec.config.clone());
-        sw.set_catch_up(CATCH_UP);
         Ok(TapSwitch {
             driver: Driver::new(sw, ports, PACING),
             realtime: false,

@@ -30,6 +30,21 @@ const LINK_PROBE: Duration = Duration::from_millis(100);
 /// Batches queued toward one TAP's writer thread (a full queue drops, counted as overrun).
 const WRITE_QUEUE: usize = 1024;
 
+/// One port's opened device, and what its link speaks.
+pub(super) struct PortDev {
+    /// The switch port's name.
+    pub name: String,
+    pub dev: Arc<Device>,
+    /// What the port serves.
+    pub attach: Attach,
+    pub mtu: u32,
+    /// The port speaks LLR: a frame numbered by the peer comes with an LLR data header.
+    pub llr: bool,
+    /// The port speaks CBFC or LLR: EtherType 0x88B5 is its link's messages (on any
+    /// other port, someone's experimental traffic).
+    pub link_control: bool,
+}
+
 /// One port's device and its writer.
 pub(super) struct PortIo {
     /// The switch port's name (for messages).
@@ -38,6 +53,10 @@ pub(super) struct PortIo {
     /// What the port was configured to serve, and its MTU (to attach again).
     pub attach: Attach,
     pub mtu: u32,
+    /// The port speaks LLR (strip the LLR data header of received frames).
+    llr: bool,
+    /// The port speaks CBFC or LLR (EtherType 0x88B5 frames are its link's messages).
+    link_control: bool,
     /// Times the port's interface was attached again after it was gone.
     pub reattached: u64,
     /// Counts of devices the port had before, carried into the report.
@@ -97,12 +116,20 @@ impl TapPorts {
     /// The ports on their opened devices (port name, device, what it serves, MTU), each
     /// with a writer thread.
     pub fn start(
-        devs: Vec<(String, Arc<Device>, Attach, u32)>,
+        devs: Vec<PortDev>,
         realtime: Realtime,
     ) -> io::Result<TapPorts> {
         let mut ports = Vec::new();
         let mut writers = Vec::new();
-        for (name, dev, attach, mtu) in devs {
+        for PortDev {
+            name,
+            dev,
+            attach,
+            mtu,
+            llr,
+            link_control,
+        } in devs
+        {
             let stats = Arc::new(PortIoStats::default());
             let (writer, tx) = start_writer(&dev, &stats, realtime)?;
             writers.push(writer);
@@ -111,6 +138,8 @@ impl TapPorts {
                 dev,
                 attach,
                 mtu,
+                llr,
+                link_control,
                 reattached: 0,
                 carried: Carried::default(),
                 state: PortState::Up,
@@ -147,13 +176,25 @@ impl TapPorts {
         // before it reached the wire: it counts as that long. A TAP hands it over unpadded,
         // and the padding is not held, so that it is never parsed as a header (a PFC frame
         // cut after its opcode is truncated, not one that enables no priority).
-        let hop = link_control::unwrap_llr_data(&mut data);
+        // Only a port that speaks LLR or CBFC reads EtherType 0x88B5 as its link's: on
+        // any other, such a frame is data like any other EtherType.
+        let io = &self.ports[port];
+        let hop = if io.llr {
+            link_control::unwrap_llr_data(&mut data)
+        } else {
+            None
+        };
+        let class = if io.link_control {
+            link_control::class_of(&data)
+        } else {
+            FrameClass::Data
+        };
         let len = (data.len().max(MIN_FRAME_NO_FCS) + 4) as u32;
         let mut pkt = Packet::new(data, len);
         if let Some(hop) = hop {
             pkt.hop = hop;
         }
-        pkt.meta.class = link_control::class_of(&pkt.data);
+        pkt.meta.class = class;
         if pkt.meta.class.is_ordered_set() {
             self.ports[port]
                 .stats

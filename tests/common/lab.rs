@@ -7,8 +7,9 @@
 //! 198.18.0.0/15 only, sends traffic only between those namespaces, bounds every wait in
 //! time, and removes what it made (namespaces, processes it started, by pid) in `Drop` (the
 //! project's `lossless::netlab`, which `lossless bench tap` builds its labs with too), even
-//! when a test fails. Without root, /dev/net/tun, ping or iperf3 the tests print why and
-//! skip — except in CI (`CI` set), where skipping is a failure.
+//! when a test fails. The tests need root, /dev/net/tun, ping and iperf3: they are
+//! `#[ignore]`d for a plain `cargo test` and fail, saying what is missing, when run
+//! without them (`scripts/test` installs them).
 //!
 //! A lab normally runs with a [`Hog`]: a busy loop on every core, so that what the tests
 //! assert (nothing lost, rates held) holds on a machine that is busy, not just an idle one.
@@ -27,17 +28,14 @@ pub use lossless::netlab::SINK_MAC;
 /// TAP tests share the machine's two cores; run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Ok(guard) when the tests can run; None after printing why they are skipped.
-pub fn prerequisites() -> Option<std::sync::MutexGuard<'static, ()>> {
+/// The lab's lock (TAP tests run one at a time), once what a lab needs is here: root,
+/// /dev/net/tun and the programs it runs. Missing any is a failure that says which: these
+/// tests are `#[ignore]`d for a plain `cargo test` ([`super::needs`]).
+pub fn prerequisites() -> std::sync::MutexGuard<'static, ()> {
     if let Some(why) = netlab::missing(&["ip", "ping", "iperf3", "nsenter", "ethtool"]) {
-        assert!(
-            std::env::var("CI").is_err(),
-            "TAP tests cannot run in CI: {why} (.ci/run installs what they need)"
-        );
-        eprintln!("skipping TAP test: {why}");
-        return None;
+        panic!("this TAP test cannot run: {why} (scripts/test installs what it needs; run it as root)");
     }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Run `args`, panicking only if it cannot be started.

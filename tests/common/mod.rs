@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod lab;
+pub mod needs;
 pub mod ledger;
 pub mod offload;
 pub mod procs;

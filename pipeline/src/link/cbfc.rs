@@ -9,8 +9,9 @@
 //!   give back credits of frames that never arrived (lost to a bad FCS).
 //! * The receiver side ([`CreditReceiver`]) counts the credits of every frame it stores
 //!   (consumed) and drains (freed), and sends a CF_Update for a channel whose freed count
-//!   moved, no sooner than `cf_min_spacing` after the port's previous one, and at least
-//!   every `cf_max_spacing` for each credited channel whether it moved or not.
+//!   moved, no sooner than `cf_min_spacing` after the port's previous one, and a refresh
+//!   of an unchanged count every `cf_max_spacing` for each credited channel, in a slot no
+//!   moved count wants.
 //!
 //! Counters are kept as 64-bit totals (what the report shows, as SAI's statistics do); the
 //! control messages carry them modulo 2^20.
@@ -362,27 +363,29 @@ impl CreditReceiver {
         lost
     }
 
-    /// When the next CF_Update may go out, and for which channel: the first credited
-    /// channel whose freed count moved (no sooner than the minimum spacing after the last
-    /// one) or that has gone the maximum spacing without one.
+    /// When the next CF_Update may go out, and for which channel. A channel whose freed
+    /// count moved since its last CF_Update goes first (round robin among those, no sooner
+    /// than the minimum spacing after the port's last one). Only when none moved does a
+    /// credited channel that has gone the maximum spacing without one get its refresh: a
+    /// refresh of an unchanged count never takes the slot of a count that moved (with
+    /// several credited channels and one busy, the idle ones' refreshes would otherwise
+    /// hold the busy one's credits back once per maximum spacing each). While counts move
+    /// at every slot, refreshes wait; what they heal (a lost CF_Update of a channel that
+    /// has since gone idle) the first free slot heals.
     fn due(&self, setup: &CbfcSetup, min: Time, max: Time) -> Option<(Time, usize)> {
         let earliest = self.last_cf.map_or(Time::ZERO, |t| t + min);
-        let mut best: Option<(Time, usize)> = None;
-        for i in 0..VCS {
-            let v = (self.next_vc + i) % VCS;
-            if !setup.is_credited(v as u8) {
-                continue;
-            }
-            let at = if self.freed[v] != self.announced[v] {
-                earliest
-            } else {
-                (self.announced_at[v] + max).max(earliest)
-            };
-            if best.is_none_or(|(b, _)| at < b) {
-                best = Some((at, v));
-            }
+        let credited = |v: usize| setup.is_credited(v as u8);
+        let channels = (0..VCS).map(|i| (self.next_vc + i) % VCS);
+        if let Some(v) = channels
+            .clone()
+            .find(|&v| credited(v) && self.freed[v] != self.announced[v])
+        {
+            return Some((earliest, v));
         }
-        best
+        channels
+            .filter(|&v| credited(v))
+            .map(|v| ((self.announced_at[v] + max).max(earliest), v))
+            .min_by_key(|&(at, _)| at)
     }
 
     /// Counters of channel `vc` (the receiver's half).

@@ -7,7 +7,7 @@ use crate::drop_reason::DropReason;
 use crate::link::cbfc::CreditMessage;
 use crate::link::llr::LlrMessage;
 use crate::packet::Packet;
-use crate::wire::link_control;
+use crate::wire::link_control::{self, Malformed};
 use crate::wire::pfc::{
     self, MacControlFrame, OPCODE_PAUSE, OPCODE_PFC, PFC_DESTINATION, PFC_FRAME_LEN,
 };
@@ -108,9 +108,15 @@ impl ControlFrame {
         }
     }
 
-    /// Parse the link-control message `data` (EtherType 0x88B5, untagged).
+    /// Parse the link-control message `data` (EtherType 0x88B5, untagged), refused for
+    /// what is wrong with it.
     pub fn parse_link_control(data: &[u8]) -> Result<ControlFrame, DropReason> {
-        link_control::parse(data).map_err(|_| DropReason::TruncatedLinkControl)
+        link_control::parse(data).map_err(|e| match e {
+            Malformed::Truncated => DropReason::TruncatedLinkControl,
+            Malformed::Version => DropReason::LinkControlBadVersion,
+            Malformed::UnknownType => DropReason::LinkControlUnknownType,
+            Malformed::Channel => DropReason::LinkControlBadChannel,
+        })
     }
 
     /// The frame from `source` in the reused buffer `buf`, its class in its metadata.

@@ -342,6 +342,25 @@ impl LinkLayer {
         Some(Sent { pkt, request: None })
     }
 
+    /// Does this port speak a UE link protocol (CBFC or LLR), and so read frames of the
+    /// link-control EtherType 0x88B5 as its messages?
+    #[inline]
+    pub fn speaks_link_control(&self) -> bool {
+        self.cbfc.is_some() || self.llr.is_some()
+    }
+
+    /// The link-control message `data` (a received frame, from its destination MAC)
+    /// carries, if this port reads it as one: None on a port that speaks neither CBFC nor
+    /// LLR, and for any frame not of EtherType 0x88B5 untagged — those are data, forwarded
+    /// as any other EtherType. A malformed message is refused for what is wrong with it.
+    #[inline]
+    pub fn read_link_control(&self, data: &[u8]) -> Option<Result<ControlFrame, DropReason>> {
+        if !self.speaks_link_control() || !crate::wire::link_control::is_link_control(data) {
+            return None;
+        }
+        Some(ControlFrame::parse_link_control(data))
+    }
+
     /// Take a control frame received at `now`; refused for the reason given when this
     /// port does not speak it.
     #[inline]

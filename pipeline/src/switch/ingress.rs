@@ -50,6 +50,13 @@ impl Switch {
         if len > self.cfg.ports[port].mtu {
             return self.drop_received(DropReason::Giant, pkt);
         }
+        // A port that speaks CBFC or LLR reads EtherType 0x88B5 as its link's messages;
+        // on any other port it is data.
+        match self.ports[port].link.read_link_control(&pkt.data) {
+            None => {}
+            Some(Ok(frame)) => return self.receive_control(port, frame, pkt, now),
+            Some(Err(r)) => return self.drop_received(r, pkt),
+        }
         let mut parsed = Parsed::default();
         // Only an ACL rule reads the BTH's fields; without one they are checked, not kept.
         let acl = self.acl.applies_to(port);

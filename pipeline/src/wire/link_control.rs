@@ -83,7 +83,25 @@ pub mod field {
 
 /// Why a message frame could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Malformed;
+pub enum Malformed {
+    /// Shorter than its type needs (a CC_Update cut inside its counts).
+    Truncated,
+    /// A version other than [`VERSION`].
+    Version,
+    /// A message type this encoding does not define (or an LLR data header, which is
+    /// not a message).
+    UnknownType,
+    /// A CF_Update for a channel beyond the 32 CBFC has.
+    Channel,
+}
+
+/// Is `frame` (from the destination MAC on) of the link-control EtherType, untagged? Only
+/// a port that speaks CBFC or LLR reads it as a message; behind a VLAN tag, or on any other
+/// port, it is someone's experimental traffic, forwarded as data.
+#[inline]
+pub fn is_link_control(frame: &[u8]) -> bool {
+    frame.get(field::ETHERTYPE) == Some(&ETHERTYPE_LINK_CONTROL.to_be_bytes()[..])
+}
 
 fn u24(b: &[u8]) -> u32 {
     u32::from_be_bytes([0, b[0], b[1], b[2]]) & 0xF_FFFF
@@ -91,14 +109,12 @@ fn u24(b: &[u8]) -> u32 {
 
 /// Read a credit message from `frame` (from the destination MAC on).
 pub fn parse_credit(frame: &[u8]) -> Result<CreditMessage, Malformed> {
-    if frame.len() < field::CC_COUNTS || frame[field::VERSION] != VERSION {
-        return Err(Malformed);
-    }
+    check_header(frame)?;
     match frame[field::TYPE] {
         TYPE_CF_UPDATE => {
             let vc = frame[field::CF_VC];
             if vc as usize >= VCS {
-                return Err(Malformed);
+                return Err(Malformed::Channel);
             }
             Ok(CreditMessage::CfUpdate {
                 vc,
@@ -111,7 +127,7 @@ pub fn parse_credit(frame: &[u8]) -> Result<CreditMessage, Malformed> {
             let mut at = field::CC_COUNTS;
             for (v, c) in consumed.iter_mut().enumerate() {
                 if credited & (1 << v) != 0 {
-                    let b = frame.get(at..at + 3).ok_or(Malformed)?;
+                    let b = frame.get(at..at + 3).ok_or(Malformed::Truncated)?;
                     *c = u24(b);
                     at += 3;
                 }
@@ -121,15 +137,27 @@ pub fn parse_credit(frame: &[u8]) -> Result<CreditMessage, Malformed> {
                 consumed: Box::new(consumed),
             })
         }
-        _ => Err(Malformed),
+        _ => Err(Malformed::UnknownType),
     }
+}
+
+/// The version and the fixed part every message has (20 bytes from the destination MAC).
+fn check_header(frame: &[u8]) -> Result<(), Malformed> {
+    if frame.len() <= field::VERSION {
+        return Err(Malformed::Truncated);
+    }
+    if frame[field::VERSION] != VERSION {
+        return Err(Malformed::Version);
+    }
+    if frame.len() < field::CC_COUNTS {
+        return Err(Malformed::Truncated);
+    }
+    Ok(())
 }
 
 /// Read any message from `frame`: a credit message or an LLR one.
 pub fn parse(frame: &[u8]) -> Result<ControlFrame, Malformed> {
-    if frame.len() < field::CC_COUNTS || frame[field::VERSION] != VERSION {
-        return Err(Malformed);
-    }
+    check_header(frame)?;
     let seq = || u24(&frame[field::LLR_SEQ]);
     Ok(match frame[field::TYPE] {
         TYPE_LLR_INIT => ControlFrame::Retry(LlrMessage::Init { seq: seq() }),
@@ -283,13 +311,23 @@ mod tests {
         let mut out = Vec::new();
         emit_credit(&mut out, [0; 6], &m);
         assert_eq!(parse_credit(&out), Ok(m));
-        // Cut short inside the counts, a bad version or type: malformed.
-        assert_eq!(parse_credit(&out[..24]), Err(Malformed));
+        // Cut short inside the counts, a bad version or type: malformed, saying how.
+        assert_eq!(parse_credit(&out[..24]), Err(Malformed::Truncated));
+        assert_eq!(parse(&out[..18]), Err(Malformed::Truncated));
         out[14] = 2;
-        assert_eq!(parse_credit(&out), Err(Malformed));
+        assert_eq!(parse_credit(&out), Err(Malformed::Version));
         out[14] = 1;
         out[15] = 9;
-        assert_eq!(parse_credit(&out), Err(Malformed));
+        assert_eq!(parse_credit(&out), Err(Malformed::UnknownType));
+        out[15] = TYPE_LLR_DATA;
+        assert_eq!(parse(&out), Err(Malformed::UnknownType));
+        out[15] = TYPE_CF_UPDATE;
+        out[16] = 32;
+        assert_eq!(parse(&out), Err(Malformed::Channel));
+        assert!(is_link_control(&out));
+        out[12] = 0x81;
+        assert!(!is_link_control(&out));
+        assert!(!is_link_control(&out[..13]));
     }
 
     #[test]

@@ -323,10 +323,16 @@ impl Host {
             Err(DropReason::BadFcs) => return Received::BadFcs(pkt),
             Err(_) => return Received::Dropped(pkt),
         }
-        if parse_into(&pkt.data, pkt.len, parsed).is_err() {
-            return Received::Dropped(pkt);
-        }
-        let control = parsed.control.take();
+        let control = match self.link.read_link_control(&pkt.data) {
+            Some(Ok(frame)) => Some(frame),
+            Some(Err(_)) => return Received::Dropped(pkt),
+            None => {
+                if parse_into(&pkt.data, pkt.len, parsed).is_err() {
+                    return Received::Dropped(pkt);
+                }
+                parsed.control.take()
+            }
+        };
         let parsed = &*parsed;
         match control {
             Some(frame) => match self.link.receive_control(now, frame) {

@@ -122,8 +122,10 @@ impl Responder {
     /// remembered and NAKed as soon as the packets before it have arrived: a NAK
     /// acknowledges everything before the PSN it carries, so it can never name a later
     /// one, and the packets before may still be queued behind the trimmed copy (NAKing
-    /// them would make a go-back-N sender re-send what was never lost). A trimmed copy of
-    /// a packet already delivered is a duplicate.
+    /// them would make a go-back-N sender re-send what was never lost). Under go-back-N, a
+    /// later PSN that arrives trimmed while the NAK of the hole is outstanding needs no NAK
+    /// of its own: the sender re-sends everything from the hole, it included. A trimmed
+    /// copy of a packet already delivered is a duplicate.
     pub fn on_trimmed(&mut self, psn: u32) -> Option<Reply> {
         let p = unwrap_psn(self.expected, psn);
         self.stats.trimmed += 1;
@@ -132,7 +134,9 @@ impl Responder {
             return Some(self.ack());
         }
         if p > self.expected {
-            self.trimmed_ahead.insert(p);
+            if !(self.nak_sent && self.cfg.recovery == Recovery::GoBackN) {
+                self.trimmed_ahead.insert(p);
+            }
             return None;
         }
         Some(self.nak())

@@ -218,3 +218,50 @@ fn acks_are_coalesced_but_every_message_end_is_acknowledged() {
         Some(Reply::Ack { psn: 9, msn: 2 })
     );
 }
+
+/// A message of 4 packets (PSNs 0–3) whose first copies all arrive trimmed, before the NAK
+/// of PSN 0 reaches the requester; the re-sent copies arrive whole. Each reply reaches the
+/// requester before the responder sees anything the requester sent after it, and the
+/// requester sends what it may after each reply (the wire is idle).
+///
+/// Go-back-N: the NAK of 0 brings 0–3 again, so the trims of 1–3 need no NAK of their own:
+/// 1 NAK, 4 re-sent packets, 0 duplicates. Selective repeat re-sends only the PSN a NAK
+/// names, so each trimmed PSN needs its own NAK, sent when the one before it fills: 4 NAKs,
+/// 4 re-sent packets, 0 duplicates.
+#[test]
+fn trims_behind_an_outstanding_nak_are_naked_only_under_selective_repeat() {
+    for (recovery, naks) in [(Recovery::GoBackN, 1), (Recovery::Selective, 4)] {
+        let mut r = Requester::new(cfg(recovery), 100, 0);
+        let mut s = Responder::new(cfg(recovery), 0);
+        r.post(400, Time::ZERO);
+        let mut replies = std::collections::VecDeque::new();
+        while let Some(p) = r.next_packet() {
+            r.on_sent(&p, Time::ZERO);
+            replies.extend(s.on_trimmed(p.psn as u32));
+        }
+        let mut t = 1;
+        while let Some(reply) = replies.pop_front() {
+            let now = Time::from_us(t);
+            t += 1;
+            match reply {
+                Reply::Ack { psn, .. } => r.on_ack(psn, now),
+                Reply::Nak { psn, .. } => r.on_nak(psn, now),
+            }
+            while let Some(p) = r.next_packet() {
+                r.on_sent(&p, now);
+                replies.extend(s.on_packet(p.psn as u32, p.payload, p.last).reply);
+            }
+        }
+        assert!(r.idle(), "{recovery:?}");
+        assert_eq!(s.stats.delivered_packets, 4, "{recovery:?}");
+        assert_eq!(
+            (
+                s.stats.naks_sent,
+                r.stats.retransmitted_packets,
+                s.stats.duplicates
+            ),
+            (naks, 4, 0),
+            "{recovery:?}: NAKs, re-sent packets, duplicates"
+        );
+    }
+}
