@@ -103,7 +103,9 @@ fn tshark_reads_the_incasts_pfc_frames_alike() {
     let r = run(&file, &dir, &tmp().join("incast-tshark.json"), &[]);
     let pcap = dir.join("tor-Ethernet1.pcap");
     let (frames, _) = pfc_frames(&pcap);
-    let xoff = r["switches"][0]["ports"][1]["pfc"]["tx_xoff"][3].as_u64().unwrap();
+    let xoff = r["switches"][0]["ports"][1]["pfc"]["tx_xoff"][3]
+        .as_u64()
+        .unwrap();
     assert!(xoff > 0);
     assert_eq!(tshark_count(&pcap, "macc.opcode == 0x0101"), frames.len());
     assert_eq!(
@@ -151,5 +153,8 @@ fn tshark_reads_the_injected_pfc_frames() {
     std::fs::write(&file, text).unwrap();
     let dir = tmp().join("inject-tshark");
     run(&file, &dir, &tmp().join("inject-tshark.json"), &[]);
-    assert_eq!(tshark_count(&dir.join("s-Ethernet0.pcap"), "macc.opcode == 0x0101"), 2);
+    assert_eq!(
+        tshark_count(&dir.join("s-Ethernet0.pcap"), "macc.opcode == 0x0101"),
+        2
+    );
 }

@@ -293,7 +293,11 @@ fn a_run_waiting_for_idle_waits_for_the_event_that_enables_a_transmitter() {
     let f = &r["flows"][0];
     assert_eq!(u(&f["rx_packets"]), 10, "{f}");
     assert_eq!(u(&r["totals"]["drops"]), 0);
-    assert_eq!(u(&r["sim_time_ps"]), 21_240_400, "the run ends as the tenth is in");
+    assert_eq!(
+        u(&r["sim_time_ps"]),
+        21_240_400,
+        "the run ends as the tenth is in"
+    );
     assert_eq!(u(&f["last_rx_ps"]), 21_240_400);
 }
 

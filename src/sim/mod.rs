@@ -512,9 +512,8 @@ impl Sim {
             h.host.flows_done(self.now)
                 && (h.host.settled() || (stuck_is_idle && h.host.next_transmit().is_none()))
         }) && self.switches.iter().all(|s| {
-            (0..s.sw.ports().len()).all(|p| {
-                s.sw.settled(p) || (stuck_is_idle && s.sw.next_transmit(p).is_none())
-            })
+            (0..s.sw.ports().len())
+                .all(|p| s.sw.settled(p) || (stuck_is_idle && s.sw.next_transmit(p).is_none()))
         }) && (wire_empty || self.shares.iter().all(|s| s.on_wire.only_upkeep()))
     }
 

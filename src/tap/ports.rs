@@ -115,10 +115,7 @@ pub(super) struct TapPorts {
 impl TapPorts {
     /// The ports on their opened devices (port name, device, what it serves, MTU), each
     /// with a writer thread.
-    pub fn start(
-        devs: Vec<PortDev>,
-        realtime: Realtime,
-    ) -> io::Result<TapPorts> {
+    pub fn start(devs: Vec<PortDev>, realtime: Realtime) -> io::Result<TapPorts> {
         let mut ports = Vec::new();
         let mut writers = Vec::new();
         for PortDev {

@@ -33,7 +33,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// tests are `#[ignore]`d for a plain `cargo test` ([`super::needs`]).
 pub fn prerequisites() -> std::sync::MutexGuard<'static, ()> {
     if let Some(why) = netlab::missing(&["ip", "ping", "iperf3", "nsenter", "ethtool"]) {
-        panic!("this TAP test cannot run: {why} (scripts/test installs what it needs; run it as root)");
+        panic!(
+            "this TAP test cannot run: {why} (scripts/test installs what it needs; run it as root)"
+        );
     }
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }

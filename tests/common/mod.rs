@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 pub mod lab;
-pub mod needs;
 pub mod ledger;
+pub mod needs;
 pub mod offload;
 pub mod procs;
 pub mod sonic;
