@@ -449,3 +449,67 @@ fn a_lost_last_frame_comes_back_with_the_replay_timer() {
     );
     assert_eq!(u(&flow(&off, "a")["rx_packets"]), 99);
 }
+
+/// A port whose LLR has no replay timer (and no data age timeout) replays only when a NACK
+/// reaches it: `check` warns, naming the key, and a run that loses the NACK ends, the stall
+/// reported. h1 sends 1000-byte frames back to back (81.6 ns each at 100G, 2 m cables:
+/// 10 ns); `drop: 1` at 2 µs loses frame 25 (it starts at 25 × 81.6 = 2,040 ns), so the
+/// switch sees the gap when frame 26 is in, at 27 × 81.6 + 10 = 2,213.2 ns, and NACKs at
+/// once; the `lose` event loses that NACK. The indicator looks every half of the longest
+/// answer, 2 × (10 ns + the wire time of a 16 KiB frame, 1,312.32 ns) = 2,644.64 ns; the
+/// first look at or after 2,213.2 + 2,644.64 = 4,857.84 ns is the fourth, at 5,289.28 ns,
+/// where the run (waiting for idle, nothing left in the scenario) stops. Only the 25
+/// frames before the lost one reached h0.
+#[test]
+fn a_lost_nack_without_a_replay_timer_is_warned_of_and_ends_the_run_as_a_stall() {
+    let body = format!(
+        "{}flows:\n  - {{name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1000B, packets: 100}}\nevents:\n  - {{at: 2us, port: h1, drop: 1}}\n  - {{at: 0ns, port: s:Ethernet1, lose: {{frames: llr_nack}}}}\n",
+        hosts(2, "0")
+    );
+    let file = scenario(
+        "llr-stall.yaml",
+        &one_switch("llrstall", 2, "2m", "    llr: {replay_timer: 0ns}\n", &body),
+    );
+    let o = lossless(&["check", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("llr-stall.yaml:7: s.llr.replay_timer: 0 turns the replay timer off")
+            && err.contains("a lost NACK"),
+        "{err}"
+    );
+    // Bounded: before the indicator, this run never ended.
+    let json = common::tmp("llr-stall.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lossless"))
+        .args(["run", file.to_str().unwrap(), "--quiet", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run did not end within 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let s = &r["llr_stalls"];
+    assert_eq!(s["stopped_run"], true, "{s}");
+    let found = s["found"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{s}");
+    assert_eq!(found[0]["sender"], "h1");
+    assert_eq!(found[0]["receiver"], "s:Ethernet1");
+    assert_eq!(u(&found[0]["since_ps"]), 2_213_200);
+    assert_eq!(u(&found[0]["detected_ps"]), 5_289_280);
+    assert_eq!(u(&r["sim_time_ps"]), 5_289_280);
+    assert_eq!(u(&flow(&r, "a")["rx_packets"]), 25);
+    assert_eq!(port(&r, 0, "Ethernet1")["llr"]["rx_state"], "nack_sent");
+}

@@ -75,6 +75,7 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         ("CollectiveRaw", fields::<CollectiveRaw>()),
         ("EventRaw", fields::<EventRaw>()),
         ("InjectRaw", fields::<InjectRaw>()),
+        ("FaultRaw", fields::<FaultRaw>()),
         ("OutputsRaw", fields::<OutputsRaw>()),
         ("PcapRaw", fields::<PcapRaw>()),
         ("TimeseriesRaw", fields::<TimeseriesRaw>()),

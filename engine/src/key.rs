@@ -36,6 +36,8 @@ pub enum RunEvent {
     Record = 3,
     /// A look for a PFC deadlock.
     DeadlockCheck = 4,
+    /// A look for a stalled LLR link.
+    LlrCheck = 5,
 }
 
 impl Key {

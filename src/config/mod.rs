@@ -22,8 +22,9 @@ pub mod yaml_edit;
 
 pub use diag::{ConfigError, ConfigWarning, Diag, Severity};
 pub use scenario::{
-    Action, Attach, ErrorRate, EventSpec, FlowDef, HopAt, HostSpec, LinkSpec, Measure, Outputs,
-    PcapOut, PendingMac, PortRef, RunSpec, Sampling, Scenario, SwitchSpec, Target, TimeseriesOut,
+    Action, Attach, ErrorRate, EventSpec, Fault, FaultFate, FlowDef, HopAt, HostSpec, LinkSpec,
+    Measure, Outputs, PcapOut, PendingMac, PortRef, RunSpec, Sampling, Scenario, SwitchSpec,
+    Target, TimeseriesOut,
 };
 
 use std::path::Path;

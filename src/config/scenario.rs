@@ -4,6 +4,7 @@
 //! measurement window).
 
 use crate::config::words::CsvFormat;
+use crate::config::words::FaultKind;
 use lossless_buffer_model::{Length, Rate, Time};
 use lossless_pipeline::config::SwitchConfig;
 use lossless_ports::collective::CollectiveKind;
@@ -264,16 +265,39 @@ pub enum Action {
     /// Host `usize`'s software drains its receive buffer at this rate from now on (0: it
     /// stopped reading).
     Drain(usize, Rate),
-    /// The next N data frames the switch port or host transmits are lost on the wire
-    /// (MAC control frames pass).
-    Drop(Target, u64),
+    /// Frames the switch port or host transmits are lost on the wire or arrive corrupted
+    /// (`drop: N` is the next N data frames, lost).
+    Fault(Target, Fault),
+}
+
+/// What a wire fault does to the frames it hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultFate {
+    /// Gone whole: the receiver sees a gap, never the frame.
+    Lost,
+    /// Delivered with a bad FCS: the receiver sees it arrive bad (`rx_bad_fcs`).
+    Corrupted,
+}
+
+/// Frames a port transmits that the wire loses or corrupts on purpose: from the event on,
+/// the `nth` frame of `kind` and the `count − 1` of that kind after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// Which frames.
+    pub kind: FaultKind,
+    /// The first one hit is the nth of that kind sent from the event on (1: the next).
+    pub nth: u64,
+    /// How many in a row.
+    pub count: u64,
+    /// Lost or corrupted.
+    pub fate: FaultFate,
 }
 
 impl Action {
     /// The switch port or host the event acts on.
     pub fn target(&self) -> Target {
         match *self {
-            Action::Tx(t, _) | Action::Link(t, _) | Action::Drop(t, _) => t,
+            Action::Tx(t, _) | Action::Link(t, _) | Action::Fault(t, _) => t,
             Action::Inject(p, ..) => Target::Switch(p),
             Action::Drain(h, _) => Target::Host(h),
         }

@@ -186,3 +186,29 @@ words! {
         Tcp = "tcp",
     }
 }
+
+words! {
+    /// `events[].lose.frames` / `events[].corrupt.frames`: which frames a wire fault hits.
+    FaultKind {
+        /// Data frames (replays under LLR included).
+        Data = "data",
+        /// CBFC CF_Updates.
+        CfUpdate = "cf_update",
+        /// CBFC CC_Updates.
+        CcUpdate = "cc_update",
+        /// LLR ACKs.
+        LlrAck = "llr_ack",
+        /// LLR NACKs.
+        LlrNack = "llr_nack",
+        /// LLR INITs.
+        LlrInit = "llr_init",
+        /// LLR INIT_ECHOs.
+        LlrInitEcho = "llr_init_echo",
+        /// IEEE 802.1Qbb PFC frames.
+        Pfc = "pfc",
+        /// IEEE 802.3x PAUSE frames.
+        Pause = "pause",
+        /// Every frame, of any kind.
+        Any = "any",
+    }
+}

@@ -6,9 +6,9 @@ use super::model::Counters;
 use super::model::{
     AclRuleReport, DcqcnFlowReport, DeadlockReport, DeadlocksReport, EngineReport, FdbReport,
     FlowReport, GroupMemberReport, GroupReport, HostReport, InterruptedReport, LatencyReport,
-    LedgerReport, LinkReport, MeasureReport, OutputsReport, Percentiles, PfcReport, PgReport,
-    PoolReport, PortReport, QueueReport, Report, SwitchReport, TcpReport, Totals, TransportReport,
-    WatchdogReport,
+    LedgerReport, LinkReport, LlrStallReport, LlrStallsReport, MeasureReport, OutputsReport,
+    Percentiles, PfcReport, PgReport, PoolReport, PortReport, QueueReport, Report, SwitchReport,
+    TcpReport, Totals, TransportReport, WatchdogReport,
 };
 use crate::measure::{PortShare, Window};
 use crate::sim::outcome::Outcome;
@@ -367,6 +367,33 @@ fn deadlocks(o: &Outcome) -> Option<DeadlocksReport> {
     })
 }
 
+/// What the LLR stall indicator found, each end named `switch:Port` or by its host.
+fn llr_stalls(o: &Outcome) -> Option<LlrStallsReport> {
+    use crate::sim::cabling::NodeId;
+    let w = o.llr_stalls?;
+    let sc = o.scenario;
+    let name = |e: crate::sim::llr_stall::End| match e.node {
+        NodeId::Switch(s) => {
+            let sw = &sc.switches[s as usize].config;
+            format!("{}:{}", sw.name, sw.ports[e.port as usize].name)
+        }
+        NodeId::Host(h) => sc.run.hosts[h as usize].name.clone(),
+    };
+    Some(LlrStallsReport {
+        found: w
+            .found()
+            .iter()
+            .map(|x| LlrStallReport {
+                sender: name(x.sender),
+                receiver: name(x.receiver),
+                since_ps: x.since.as_ps(),
+                detected_ps: x.detected.as_ps(),
+            })
+            .collect(),
+        stopped_run: o.stopped_by_llr_stall,
+    })
+}
+
 /// Flow completion time: first bit sent to last bit received, for a finite flow whose
 /// every frame arrived (RC: to the last ACK; TCP: to the receiver's application reading the
 /// last byte); and the same from the flow's `start`, which counts the time its first frame
@@ -574,6 +601,7 @@ pub fn report(o: &Outcome) -> Report {
         hosts,
         links: links(o),
         deadlocks: deadlocks(o),
+        llr_stalls: llr_stalls(o),
         outputs: Some(OutputsReport {
             pcap: o.files.pcap.clone(),
             timeseries: o.files.timeseries.clone(),

@@ -134,7 +134,7 @@ fn loss(s: &Scenario) -> String {
         );
     }
     for e in &s.run.events {
-        if let Action::Drop(t, n) = e.action {
+        if let Action::Fault(t, f) = e.action {
             let who = match t {
                 Target::Host(h) => format!("host {}", s.run.hosts[h].name),
                 Target::Switch(p) => {
@@ -142,10 +142,17 @@ fn loss(s: &Scenario) -> String {
                     format!("{}:{}", sw.name, sw.ports[p.port].name)
                 }
             };
-            o += &format!(
-                "loss: at {} the next {n} data frame(s) {who} sends are lost\n",
-                e.at
-            );
+            let kind = lossless_buffer_model::Named::word(f.kind);
+            let fate = match f.fate {
+                crate::config::FaultFate::Lost => "lost",
+                crate::config::FaultFate::Corrupted => "corrupted (bad FCS)",
+            };
+            let which = if f.nth == 1 {
+                format!("the next {} {kind} frame(s)", f.count)
+            } else {
+                format!("{} {kind} frame(s) from the {}th on", f.count, f.nth)
+            };
+            o += &format!("loss: at {} {which} {who} sends are {fate}\n", e.at);
         }
     }
     o

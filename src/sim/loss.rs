@@ -2,13 +2,17 @@
 //! independent draw from that direction's own seeded stream, so what one link loses does
 //! not depend on how many frames others carried, or in what order): such a frame arrives
 //! corrupted, its receiver's FCS check fails (`rx_bad_fcs`, drop reason `bad_fcs`), and
-//! link-level retry, where the link speaks it, asks for it again. An event may lose the
-//! next N data frames a port sends whole (the receiver sees a gap). Both are counted per
-//! link and direction as injected, apart from every buffer drop.
+//! link-level retry, where the link speaks it, asks for it again. An event may lose chosen
+//! frames a port sends whole (the receiver sees a gap) or corrupt them (they arrive with a
+//! bad FCS): the next N data frames, the Nth NACK, a CF_Update… Both are counted per link
+//! and direction as injected, apart from every buffer drop.
 
 use super::cabling::NodeId;
-use crate::config::{ErrorRate, Scenario};
+use crate::config::words::FaultKind;
+use crate::config::{ErrorRate, Fault, FaultFate, Scenario};
 use lossless_pipeline::groups::{spread, GOLDEN_GAMMA};
+use lossless_pipeline::link::FrameClass;
+use lossless_pipeline::wire::link_control;
 use lossless_pipeline::Packet;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -41,8 +45,8 @@ pub struct Loss {
     links: Vec<(ErrorRate, (NodeId, u16))>,
     /// Per link, each direction's random stream (a→b, b→a).
     rngs: Vec<[Xoshiro256PlusPlus; 2]>,
-    /// Data frames still to lose, per sending (node, port).
-    pending: Vec<((NodeId, u16), u64)>,
+    /// Faults still to happen, per sending (node, port), in the order the events came.
+    pending: Vec<((NodeId, u16), Fault)>,
     /// Frames lost per link: a→b, b→a.
     pub injected: Vec<[u64; 2]>,
     /// Some link has a frame error rate (else only `drop` events lose frames).
@@ -79,12 +83,9 @@ impl Loss {
         }
     }
 
-    /// An event asked to lose the next `n` data frames from `(node, port)`.
-    pub fn drop_next(&mut self, node: NodeId, port: u16, n: u64) {
-        match self.pending.iter_mut().find(|(at, _)| *at == (node, port)) {
-            Some((_, left)) => *left += n,
-            None => self.pending.push(((node, port), n)),
-        }
+    /// An event asked for `fault` on the frames `(node, port)` sends from now on.
+    pub fn add_fault(&mut self, node: NodeId, port: u16, fault: Fault) {
+        self.pending.push(((node, port), fault));
     }
 
     /// What becomes of `pkt`, leaving `port` of `from` over `link`: counted if it is lost
@@ -102,12 +103,8 @@ impl Loss {
     fn draw(&mut self, from: NodeId, port: u16, link: u32, pkt: &Packet) -> WireFate {
         let (rate, a_end) = self.links[link as usize];
         let mut fate = WireFate::Intact;
-        if !self.pending.is_empty() && !pkt.meta.class.is_control() {
-            if let Some((_, left)) = self.pending.iter_mut().find(|(at, _)| *at == (from, port)) {
-                *left -= 1;
-                fate = WireFate::Lost;
-            }
-            self.pending.retain(|(_, left)| *left > 0);
+        if !self.pending.is_empty() {
+            fate = self.fault_of(from, port, pkt);
         }
         let dir = usize::from((from, port) != a_end);
         // A draw only on links that have a rate, so that a clean network draws nothing.
@@ -122,4 +119,53 @@ impl Loss {
         }
         fate
     }
+
+    /// What the first pending fault of `(from, port)` whose kind `pkt` is does to it:
+    /// frames of its kind before its nth pass; from the nth, `count` are hit.
+    fn fault_of(&mut self, from: NodeId, port: u16, pkt: &Packet) -> WireFate {
+        let kind = kind_of(pkt);
+        let Some(i) = self
+            .pending
+            .iter()
+            .position(|(at, f)| *at == (from, port) && hits(f.kind, kind))
+        else {
+            return WireFate::Intact;
+        };
+        let f = &mut self.pending[i].1;
+        if f.nth > 1 {
+            f.nth -= 1;
+            return WireFate::Intact;
+        }
+        let fate = match f.fate {
+            FaultFate::Lost => WireFate::Lost,
+            FaultFate::Corrupted => WireFate::Corrupted,
+        };
+        f.count -= 1;
+        if f.count == 0 {
+            self.pending.remove(i);
+        }
+        fate
+    }
+}
+
+/// The kind of frame `pkt` is, as faults name them.
+fn kind_of(pkt: &Packet) -> FaultKind {
+    match pkt.meta.class {
+        FrameClass::Data => FaultKind::Data,
+        FrameClass::Pfc => FaultKind::Pfc,
+        FrameClass::Pause => FaultKind::Pause,
+        FrameClass::CreditUpdate => FaultKind::CfUpdate,
+        FrameClass::CreditResync => FaultKind::CcUpdate,
+        FrameClass::Retry => match pkt.data.get(link_control::field::TYPE) {
+            Some(&link_control::TYPE_LLR_INIT) => FaultKind::LlrInit,
+            Some(&link_control::TYPE_LLR_INIT_ECHO) => FaultKind::LlrInitEcho,
+            Some(&link_control::TYPE_LLR_NACK) => FaultKind::LlrNack,
+            _ => FaultKind::LlrAck,
+        },
+    }
+}
+
+/// Does a fault on frames of `want` hit a frame of kind `kind`?
+fn hits(want: FaultKind, kind: FaultKind) -> bool {
+    want == FaultKind::Any || want == kind
 }

@@ -25,6 +25,7 @@ pub mod bound;
 pub mod build;
 pub mod cabling;
 pub mod deadlock;
+pub mod llr_stall;
 pub mod loss;
 mod network;
 pub mod observers;
@@ -42,6 +43,7 @@ use crate::config::{Measure, Scenario};
 use crate::measure::Samples;
 use cabling::{Cabling, NodeId, Peer};
 use deadlock::DeadlockWatch;
+use llr_stall::LlrStallWatch;
 use lossless_buffer_model::{Time, WireTimes};
 use lossless_engine::{EventQueue, Key, Next, RunEvent};
 use lossless_pipeline::config::FlowControl;
@@ -63,6 +65,8 @@ enum Ev {
     Measure(bool),
     /// Look for a PFC deadlock (not counted in `events`: it changes nothing).
     DeadlockCheck,
+    /// Look for a stalled LLR link (not counted in `events`: it changes nothing).
+    LlrCheck,
     /// Record a sample for `--plot` (not counted in `events`).
     Record,
 }
@@ -76,6 +80,7 @@ impl Ev {
             Ev::Sample => Key::run(RunEvent::Sample, 0),
             Ev::Record => Key::run(RunEvent::Record, 0),
             Ev::DeadlockCheck => Key::run(RunEvent::DeadlockCheck, 0),
+            Ev::LlrCheck => Key::run(RunEvent::LlrCheck, 0),
         }
     }
 }
@@ -161,6 +166,10 @@ pub struct Sim {
     /// The run stopped early: it waits for idle, and a deadlock that no watchdog can break
     /// means it never would be.
     stopped_by_deadlock: bool,
+    /// The LLR stall indicator (scenarios where an LLR link can stall for good).
+    llr_stalls: Option<LlrStallWatch>,
+    /// The run stopped early: it waits for idle, and an LLR link stalled for good.
+    stopped_by_llr_stall: bool,
     /// The run was stopped before its end by its caller (Ctrl-C): it ends where it was;
     /// the end it was going to (None: when idle).
     interrupted: Option<Option<Time>>,
@@ -220,6 +229,7 @@ impl Sim {
             )?),
             None => None,
         };
+        let llr_stalls = LlrStallWatch::new(&cabling, &switches, &hosts);
         Ok(Sim {
             seed,
             end: b.end,
@@ -247,6 +257,8 @@ impl Sim {
             deadlocks: (!scenario.run.links.is_empty())
                 .then(|| DeadlockWatch::new(scenario.run.deadlock_time)),
             stopped_by_deadlock: false,
+            llr_stalls,
+            stopped_by_llr_stall: false,
             interrupted: None,
             recorder: opts.record.map(|every| {
                 recorder::Recorder::new(every, opts.max_plot_samples, longest_frame(&scenario))
@@ -309,6 +321,12 @@ impl Sim {
             let first = w.next_check(Time::ZERO);
             if first <= self.end {
                 self.push(first, Ev::DeadlockCheck);
+            }
+        }
+        if let Some(w) = &self.llr_stalls {
+            let first = w.period();
+            if first <= self.end {
+                self.push(first, Ev::LlrCheck);
             }
         }
         for h in 0..self.hosts.len() {
@@ -383,6 +401,13 @@ impl Sim {
                 Ev::DeadlockCheck => {
                     if self.check_deadlock() {
                         self.stopped_by_deadlock = true;
+                        break;
+                    }
+                    continue;
+                }
+                Ev::LlrCheck => {
+                    if self.check_llr_stall() {
+                        self.stopped_by_llr_stall = true;
                         break;
                     }
                     continue;

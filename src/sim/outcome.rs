@@ -1,6 +1,7 @@
 //! A finished run, read-only: what the report is made from.
 
 use super::deadlock::DeadlockWatch;
+use super::llr_stall::LlrStallWatch;
 use super::{EngineStats, OutputFiles, Sim};
 use crate::config::Scenario;
 use crate::measure::Window;
@@ -35,6 +36,10 @@ pub struct Outcome<'a> {
     pub deadlocks: Option<&'a DeadlockWatch>,
     /// The run stopped at a deadlock that nothing could break.
     pub stopped_by_deadlock: bool,
+    /// The LLR stall indicator, when it ran.
+    pub llr_stalls: Option<&'a LlrStallWatch>,
+    /// The run stopped at an LLR stall that nothing could end.
+    pub stopped_by_llr_stall: bool,
     /// The run was stopped before its end by its caller (Ctrl-C): Some(the end it was going
     /// to, None when it was to run until idle).
     pub interrupted: Option<Option<Time>>,
@@ -69,6 +74,8 @@ impl Sim {
             files: &self.observers.files,
             deadlocks: self.deadlocks.as_ref(),
             stopped_by_deadlock: self.stopped_by_deadlock,
+            llr_stalls: self.llr_stalls.as_ref(),
+            stopped_by_llr_stall: self.stopped_by_llr_stall,
             interrupted: self.interrupted,
             injected: &self.loss.injected,
         }

@@ -75,6 +75,26 @@ impl Sim {
         false
     }
 
+    /// Run the LLR stall indicator now and schedule its next look. True when the run should
+    /// stop: it waits for idle, a link has stalled for good, and no event of the scenario
+    /// is left that could bring it back (a link taken down and up).
+    pub(super) fn check_llr_stall(&mut self) -> bool {
+        let now = self.now;
+        let Some(w) = &mut self.llr_stalls else {
+            return false;
+        };
+        let new = w.check(now, &self.cabling, &self.switches, &self.hosts);
+        let next = now + w.period();
+        if new && self.until_idle && self.scheduled_left == 0 {
+            return true;
+        }
+        let done = self.until_idle && self.idle();
+        if next <= self.end && !done {
+            self.push(next, Ev::LlrCheck);
+        }
+        false
+    }
+
     /// Take a `--plot` sample and schedule the next.
     pub(super) fn record(&mut self) {
         let now = self.now;

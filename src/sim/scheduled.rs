@@ -43,15 +43,13 @@ impl Sim {
                 self.switches[p.switch].sw.receive(p.port, pkt, now);
             }
             Action::Drain(h, rate) => self.hosts[h].host.set_drain(rate, now),
-            Action::Drop(Target::Switch(p), n) => {
-                let node = NodeId::Switch(p.switch as u32);
+            Action::Fault(t, fault) => {
+                let (node, port) = match t {
+                    Target::Switch(p) => (NodeId::Switch(p.switch as u32), p.port as u16),
+                    Target::Host(h) => (NodeId::Host(h as u32), 0),
+                };
                 let share = self.placed(node).0;
-                self.shares[share].loss.drop_next(node, p.port as u16, n)
-            }
-            Action::Drop(Target::Host(h), n) => {
-                let node = NodeId::Host(h as u32);
-                let share = self.placed(node).0;
-                self.shares[share].loss.drop_next(node, 0, n)
+                self.shares[share].loss.add_fault(node, port, fault)
             }
         }
         self.schedule(match target {

@@ -128,6 +128,7 @@ pub(super) fn report(d: &Driver<Switch, TapPorts>, realtime: bool) -> Report {
         hosts: Vec::new(),
         links: Vec::new(),
         deadlocks: None,
+        llr_stalls: None,
         outputs: None,
         tap: Some(tap),
         interrupted: None,

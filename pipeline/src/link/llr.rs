@@ -346,6 +346,9 @@ pub struct LlrLink {
     unacked: Option<(u64, Time)>,
     /// The last good frame (what an ACK names).
     last_good: u32,
+    /// When the NACK of the present wait went out (the receiver discards until the
+    /// expected frame comes back).
+    nack_sent_at: Option<Time>,
     /// Counters.
     pub counters: LlrCounters,
 }
@@ -371,6 +374,7 @@ impl LlrLink {
             echo_due: None,
             unacked: None,
             last_good: SEQ_MODULUS - 1,
+            nack_sent_at: None,
             counters: LlrCounters::default(),
         }
     }
@@ -400,6 +404,28 @@ impl LlrLink {
     /// Frames in the replay buffer.
     pub fn outstanding(&self) -> usize {
         self.buffer.len()
+    }
+
+    /// Does the sender replay on its own, without a NACK: by its replay timer, or by
+    /// flushing a frame past the data age timeout? Without either, a lost NACK (or a
+    /// replayed frame lost again) leaves the peer's receiver waiting for good.
+    pub fn recovers_on_its_own(&self) -> bool {
+        self.setup.replay_timer > Time::ZERO || self.setup.data_age_timeout > Time::ZERO
+    }
+
+    /// Since when the receiver has waited for the frame its NACK asked for (the NACK
+    /// gone out), if it waits.
+    pub fn waiting_since(&self) -> Option<Time> {
+        (self.rx_state == RxState::NackSent)
+            .then_some(self.nack_sent_at)
+            .flatten()
+    }
+
+    /// Does the sender hold frames, advancing (not replaying, initialising or flushed),
+    /// with nothing of its own due but ACKs, and since when (its last progress: an ACK
+    /// that freed frames, the end of a replay)?
+    pub fn holding_since(&self) -> Option<Time> {
+        (self.tx_state == TxState::Advance && !self.buffer.is_empty()).then_some(self.timer_from)
     }
 
     fn action(&self) -> Option<FrameAction> {
@@ -508,6 +534,7 @@ impl LlrLink {
         self.run_timers(now);
         if let Some(seq) = self.nack_due.take() {
             self.counters.tx_nack_ctl_os += 1;
+            self.nack_sent_at = Some(now);
             return Some(Outgoing::Control(LlrMessage::Nack { seq }));
         }
         if let Some(seq) = self.echo_due.take() {
@@ -634,6 +661,7 @@ impl LlrLink {
                 self.rx_state = RxState::SendAcks;
                 self.unacked = None;
                 self.nack_due = None;
+                self.nack_sent_at = None;
                 self.echo_due = Some(self.expected);
             }
             LlrMessage::InitEcho { seq } => {
@@ -739,6 +767,7 @@ impl LlrLink {
         if self.rx_state == RxState::NackSent {
             self.counters.rx_replay += 1;
             self.rx_state = RxState::SendAcks;
+            self.nack_sent_at = None;
         }
         self.last_good = self.expected;
         self.expected = seq_add(self.expected, 1);

@@ -283,6 +283,23 @@ pub struct EventRaw {
     pub drain: Option<Val<Scalar>>,
     /// Lose the next N data frames the port transmits (corrupted on the wire).
     pub drop: Option<Val<u64>>,
+    /// Lose chosen frames the port transmits, whole (the receiver sees nothing).
+    pub lose: Option<Val<FaultRaw>>,
+    /// Corrupt chosen frames the port transmits (they arrive with a bad FCS).
+    pub corrupt: Option<Val<FaultRaw>>,
+}
+
+/// Which frames a `lose` or `corrupt` event hits.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultRaw {
+    /// Their kind: `data`, `cf_update`, `cc_update`, `llr_ack`, `llr_nack`, `llr_init`,
+    /// `llr_init_echo`, `pfc`, `pause` or `any`.
+    pub frames: Option<Val<String>>,
+    /// The first one hit is the Nth of that kind the port sends from the event on.
+    pub nth: Option<Val<i64>>,
+    /// How many in a row, from that one.
+    pub count: Option<Val<i64>>,
 }
 
 /// A frame to inject.

@@ -34,6 +34,13 @@ pub fn resolve(
     if r.enabled.as_ref().is_some_and(|e| !e.value) {
         return Ok(());
     }
+    if base.replay_timer == Some(Time::ZERO) && base.setup.data_age_timeout == Time::ZERO {
+        d.warn(
+            r.replay_timer.as_ref().and_then(line),
+            &k.at("replay_timer"),
+            "0 turns the replay timer off, and no data_age_timeout is set: a sender then replays only when a NACK reaches it, so a lost NACK (or a replayed frame lost again) stalls the link for good, its receiver discarding every frame after; a lost last frame or ACK holds its copy for ever. Give a replay timer (the default is twice the round trip), or a data_age_timeout to flush".to_string(),
+        );
+    }
     let named: Vec<usize> = match &r.ports {
         None => (0..ports.len()).collect(),
         Some(list) => {

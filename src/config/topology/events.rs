@@ -1,14 +1,16 @@
 //! `events:`: what happens at a virtual time — a transmitter disabled or enabled, a link
 //! down or up, a frame injected as if just received (a PFC frame, or any bytes in hex), a
-//! host's receive drain changed (a receiver that slows down or stops reading), the next N
-//! data frames a port sends lost on the wire.
+//! host's receive drain changed (a receiver that slows down or stops reading), chosen
+//! frames a port sends lost on the wire or corrupted (the next N data frames, the Nth
+//! NACK, …).
 
 use super::PatchPanel;
+use crate::config::diag::Diags;
 use crate::config::diag::{Diag, Key};
-use crate::config::scenario::{Action, EventSpec, HostSpec, Target};
-use crate::config::schema::{EventRaw, InjectRaw, Val};
+use crate::config::scenario::{Action, EventSpec, Fault, FaultFate, HostSpec, Target};
+use crate::config::schema::{EventRaw, FaultRaw, InjectRaw, Val};
 use crate::config::values::line;
-use crate::config::words::{LinkState, TxState};
+use crate::config::words::{FaultKind, LinkState, TxState};
 use lossless_buffer_model::{Bytes, RateOrZero, Time};
 use lossless_pipeline::wire::pfc::{emit_pfc, PFC_FRAME_LEN};
 
@@ -38,12 +40,14 @@ pub fn resolve(
         r.inject.is_some(),
         r.drain.is_some(),
         r.drop.is_some(),
+        r.lose.is_some(),
+        r.corrupt.is_some(),
     ];
     if given.iter().filter(|g| **g).count() != 1 {
         return d.error(
             line(e),
             &k,
-            "an event does exactly one of `tx`, `link`, `inject`, `drain` or `drop`",
+            "an event does exactly one of `tx`, `link`, `inject`, `drain`, `drop`, `lose` or `corrupt`",
         );
     }
     let action = if let Some(n) = &r.drop {
@@ -54,7 +58,19 @@ pub fn resolve(
                 "drops the next N data frames the port sends: N is 1 or more",
             );
         }
-        Action::Drop(target, n.value)
+        Action::Fault(
+            target,
+            Fault {
+                kind: FaultKind::Data,
+                nth: 1,
+                count: n.value,
+                fate: FaultFate::Lost,
+            },
+        )
+    } else if let Some(f) = &r.lose {
+        Action::Fault(target, fault(d, &k.at("lose"), f, FaultFate::Lost)?)
+    } else if let Some(f) = &r.corrupt {
+        Action::Fault(target, fault(d, &k.at("corrupt"), f, FaultFate::Corrupted)?)
     } else if let Some(t) = &r.tx {
         Action::Tx(
             target,
@@ -98,6 +114,28 @@ pub fn resolve(
         );
     }
     Ok(EventSpec { at, action })
+}
+
+/// `lose:` or `corrupt:` — which frames, from the nth of their kind, how many.
+fn fault(d: &Diags, k: &Key, f: &Val<FaultRaw>, fate: FaultFate) -> Result<Fault> {
+    let r = &f.value;
+    let kind = d
+        .opt_word(&r.frames, &k.at("frames"))?
+        .unwrap_or(FaultKind::Data);
+    let nth = match &r.nth {
+        None => 1,
+        Some(v) => d.int_in(v, &k.at("nth"), 1, i64::MAX, "the nth frame ")? as u64,
+    };
+    let count = match &r.count {
+        None => 1,
+        Some(v) => d.int_in(v, &k.at("count"), 1, i64::MAX, "frames in a row ")? as u64,
+    };
+    Ok(Fault {
+        kind,
+        nth,
+        count,
+        fate,
+    })
 }
 
 /// `inject: {pfc: {priority: quanta}}` or `{hex: "…", len}`: the frame's bytes and length.

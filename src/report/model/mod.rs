@@ -59,6 +59,10 @@ pub struct Report {
     /// The PFC deadlock indicator (simulator, scenarios with switch-to-switch links).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlocks: Option<DeadlocksReport>,
+    /// The LLR stall indicator (simulator, scenarios with an LLR port that has neither a
+    /// replay timer nor a data age timeout: a lost NACK stalls its link for good).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llr_stalls: Option<LlrStallsReport>,
     /// Files written besides the JSON report (simulator).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outputs: Option<OutputsReport>,
@@ -282,6 +286,30 @@ pub struct DeadlocksReport {
     pub found: Vec<DeadlockReport>,
     /// The run (one waiting for idle) stopped at a deadlock that no watchdog could break.
     pub stopped_run: bool,
+}
+
+/// What the LLR stall indicator found.
+#[derive(Clone, Debug, Serialize)]
+pub struct LlrStallsReport {
+    /// The stalls found, in the order found.
+    pub found: Vec<LlrStallReport>,
+    /// The run (one waiting for idle) stopped at a stall that no event of the scenario
+    /// could end.
+    pub stopped_run: bool,
+}
+
+/// One LLR link direction stalled for good: the receiver sent a NACK and waits for the
+/// replay; the sender, which replays only on a NACK, never got it (or its replay was lost).
+#[derive(Clone, Debug, Serialize)]
+pub struct LlrStallReport {
+    /// The port holding the frames, `switch:Port` or a host.
+    pub sender: String,
+    /// The port waiting for the replay.
+    pub receiver: String,
+    /// When the receiver's NACK went out (or the sender last moved, if later), ps.
+    pub since_ps: u64,
+    /// When the indicator saw that no replay could be on its way, ps.
+    pub detected_ps: u64,
 }
 
 /// One PFC deadlock: a cycle of egress queues, each paused by the switch of the next.

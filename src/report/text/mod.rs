@@ -75,6 +75,7 @@ pub fn render(r: &Report) -> String {
     }
     network::links(&mut o, r);
     network::deadlocks(&mut o, r);
+    network::llr_stalls(&mut o, r);
     network::flows(&mut o, r);
     transport::rc(&mut o, r);
     transport::tcp(&mut o, r);

@@ -75,6 +75,41 @@ pub(super) fn deadlocks(o: &mut String, r: &Report) {
     let _ = writeln!(o);
 }
 
+/// The LLR stall indicator: each link direction stalled for good.
+pub(super) fn llr_stalls(o: &mut String, r: &Report) {
+    let Some(l) = &r.llr_stalls else {
+        return;
+    };
+    if l.found.is_empty() {
+        let _ = writeln!(
+            o,
+            "LLR stall indicator (links whose sender replays only on a NACK): none\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "LLR STALL: a receiver waits for the replay its NACK asked for, and its sender, with no replay timer or data age timeout, never replays"
+    );
+    for x in &l.found {
+        let _ = writeln!(
+            o,
+            "  {} → {}: waiting since {}, detected {}",
+            x.sender,
+            x.receiver,
+            time(x.since_ps),
+            time(x.detected_ps)
+        );
+    }
+    if l.stopped_run {
+        let _ = writeln!(
+            o,
+            "  The run stopped here: it waits for idle, and nothing left in the scenario can end the stall (set llr.replay_timer)."
+        );
+    }
+    let _ = writeln!(o);
+}
+
 pub(super) fn flows(o: &mut String, r: &Report) {
     if r.flows.is_empty() {
         return;
