@@ -575,6 +575,8 @@ pub fn report(o: &Outcome) -> Report {
                 rx_drops: host.rx_drops,
                 rx_buffer_watermark_bytes: host.rx_watermark,
                 cnps_sent: host.nic().dcqcn.map(|_| host.np.sent),
+                cbfc: host.link.cbfc().map(super::model::CbfcReport::of),
+                llr: host.link.llr().map(super::model::LlrReport::of),
             }
         })
         .collect();

@@ -221,6 +221,12 @@ pub struct HostReport {
     /// CNPs the NIC sent (DCQCN notification point), when it runs DCQCN.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cnps_sent: Option<u64>,
+    /// The NIC's CBFC credit counters, when its link speaks CBFC (as a switch port's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cbfc: Option<super::CbfcReport>,
+    /// The NIC's LLR state and counters, when its link speaks LLR (as a switch port's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llr: Option<super::LlrReport>,
 }
 
 /// Leave a count out of the JSON while it is zero (a feature that never ran).
