@@ -327,9 +327,9 @@ fn bad_cbfc_settings_name_the_file_line_key_and_rule() {
             "not a credited VC",
         ),
         (
-            sw("    cbfc: {vcs: [9]}\n", two),
+            sw("    cbfc: {vcs: [32]}\n", two),
             "s.cbfc.vcs",
-            "outside 0–7",
+            "outside 0–31",
         ),
         (
             sw("    cbfc: {cf_min_spacing: 100B}\n", two),
@@ -554,4 +554,53 @@ fn idle_channels_refreshes_never_delay_the_busy_channels_credits() {
         "{shared} vs {alone} Gb/s"
     );
     assert_eq!(shared_held, alone_held, "credits VC 3 holds at most");
+}
+
+/// SAI's TC → VC map, with a channel beyond 7 that two classes share: `tc_to_vc: {3: 20,
+/// 4: 20}`, 64 credits. 50 frames of 1000 bytes on each of TC 3 and TC 4 (8 credits each)
+/// are 800 credits on VC 20 at the switch's receiver and at its sender toward h0, all freed
+/// at the end; VC 20 is the only channel reported; the two classes together never hold
+/// more than VC 20's 64 credits at the sender, and nothing is dropped. `check` shows the
+/// map. A queue that would hold classes of two channels is refused.
+#[test]
+fn classes_share_a_channel_beyond_seven_through_tc_to_vc() {
+    let f = scenario(
+        "cbfc-tc-to-vc.yaml",
+        "name: tcvc\nseed: 1\nswitches:\n  - name: s\n    ports: {count: 2, speed: 100G, cable: 2m, mtu: 1518}\n    qos: {trust: dscp, dscp_to_tc: {default: 1, 3: 3, 4: 4}, pfc_enable: [3, 4], flow_control: cbfc}\n    cbfc: {tc_to_vc: {3: 20, 4: 20}, credits: 64}\nhosts:\n  - {name: h0, attach: s:Ethernet0}\n  - {name: h1, attach: s:Ethernet1}\nflows:\n  - {name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1000B, packets: 50}\n  - {name: b, src: h1, dst: h0, protocol: rocev2, dscp: 4, frame: 1000B, packets: 50}\n",
+    );
+    let r = run(&f, "cbfc-tc-to-vc.json", &[]);
+    let rx = port(&r, 0, "Ethernet1")["cbfc"]["vcs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(rx.len(), 1);
+    assert_eq!(rx[0]["vc"], 20);
+    assert_eq!(u(&rx[0]["receiver_credits_consumed"]), 800);
+    assert_eq!(u(&rx[0]["receiver_credits_freed"]), 800);
+    let tx = vc(port(&r, 0, "Ethernet0"), 20);
+    assert_eq!(u(&tx["sender_credits_consumed"]), 800);
+    assert_eq!(u(&tx["sender_credits_used"]), 0);
+    assert!(u(&tx["sender_credits_used_watermark"]) <= 64);
+    assert!(u(&vc(&r["hosts"][1], 20)["sender_credits_used_watermark"]) <= 64);
+    assert_eq!(u(&r["totals"]["drops"]), 0);
+    assert_eq!(u(&flow(&r, "a")["rx_packets"]), 50);
+    assert_eq!(u(&flow(&r, "b")["rx_packets"]), 50);
+    let o = common::lossless(&["check", f.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("TC 3 → VC 20, TC 4 → VC 20"), "{out}");
+    let sw = |cbfc: &str, qos: &str| {
+        format!("switches:\n  - name: s\n    ports: {{count: 2}}\n    qos: {{pfc_enable: [3, 4], flow_control: cbfc{qos}}}\n    cbfc: {cbfc}\n")
+    };
+    expect_config_errors(&[
+        (
+            sw("{tc_to_vc: {3: 32}}", ""),
+            "s.cbfc.tc_to_vc.3",
+            "VC 32 is outside",
+        ),
+        (
+            sw("{tc_to_vc: {3: 5}}", ", tc_to_queue: {3: 4}"),
+            "s.cbfc.tc_to_vc",
+            "queue 4 holds traffic classes on VC 5 and on VC 4",
+        ),
+    ]);
 }

@@ -43,7 +43,12 @@ fn every_figure_renders_with_rsvg_convert() {
     plot(
         "headroom-sizing",
         &sweep,
-        &["--sweep", "switches.tor.cable=5m,100m"],
+        &[
+            "--sweep",
+            "switches.tor.ports.cable=0m,280m",
+            "--metric",
+            "totals.lossless_drops",
+        ],
     );
     let mut n = 0;
     for d in [&dir, &sweep] {

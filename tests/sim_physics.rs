@@ -301,6 +301,32 @@ fn a_run_waiting_for_idle_waits_for_the_event_that_enables_a_transmitter() {
     assert_eq!(u(&f["last_rx_ps"]), 21_240_400);
 }
 
+/// One egress queue disabled (`tx: disable` with `queue: 3`), the port's others going on:
+/// h1 sends ten 1518-byte frames on DSCP 3 (queue 3) and ten on DSCP 1 (queue 1) toward h0,
+/// and Ethernet0's queue 3 is held from 0 to 20 µs. Queue 1's frames leave at once and are
+/// all in long before 20 µs; queue 3's leave back to back from 20 µs on, so the last is in
+/// at 20 µs + 10 × 123.04 ns + 10 ns = 21.2404 µs, where the run ends.
+#[test]
+fn one_disabled_egress_queue_holds_its_frames_and_the_others_go_on() {
+    let s = scenario(
+        "qdisable.yaml",
+        "# queue disable\nswitches:\n  - name: s\n    ports: {count: 2, speed: 100G, cable: 2m, mtu: 1518}\n\
+         hosts:\n  - {name: h0, attach: s:Ethernet0}\n  - {name: h1, attach: s:Ethernet1}\n\
+         flows:\n  - {name: held, src: h1, dst: h0, dscp: 3, frame: 1518B, packets: 10}\n\
+         \x20 - {name: free, src: h1, dst: h0, dscp: 1, frame: 1518B, packets: 10}\n\
+         events:\n  - {at: 0ns, port: s:Ethernet0, tx: disable, queue: 3}\n  - {at: 20us, port: s:Ethernet0, tx: enable, queue: 3}\n",
+    );
+    let r = run(&s, "qdisable.json", &[]);
+    let held = &r["flows"][0];
+    let free = &r["flows"][1];
+    assert_eq!((u(&held["rx_packets"]), u(&free["rx_packets"])), (10, 10));
+    assert!(u(&free["last_rx_ps"]) < 5_000_000, "{free}");
+    assert_eq!(u(&held["last_rx_ps"]), 21_240_400);
+    assert_eq!(u(&r["sim_time_ps"]), 21_240_400);
+    let q = &r["switches"][0]["ports"][0]["queues"];
+    assert_eq!((u(&q[3]["tx_packets"]), u(&q[1]["tx_packets"])), (10, 10));
+}
+
 #[test]
 fn tx_disable_holds_frames_and_link_down_drops_them() {
     let base =

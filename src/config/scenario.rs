@@ -258,6 +258,8 @@ pub enum Target {
 pub enum Action {
     /// Enable (true) or disable the transmitter of a switch port or a host NIC.
     Tx(Target, bool),
+    /// Enable (true) or disable the dequeue of one egress queue of a switch port.
+    QueueTx(PortRef, u8, bool),
     /// Bring the link at a switch port or a host up (true) or down: both ends.
     Link(Target, bool),
     /// Deliver a frame (bytes held, declared length) to a switch port as if received.
@@ -298,7 +300,7 @@ impl Action {
     pub fn target(&self) -> Target {
         match *self {
             Action::Tx(t, _) | Action::Link(t, _) | Action::Fault(t, _) => t,
-            Action::Inject(p, ..) => Target::Switch(p),
+            Action::Inject(p, ..) | Action::QueueTx(p, ..) => Target::Switch(p),
             Action::Drain(h, _) => Target::Host(h),
         }
     }

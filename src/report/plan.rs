@@ -445,6 +445,16 @@ fn credits(o: &mut String, spec: &SwitchSpec, first: usize) -> Need {
         })
         .collect();
     let _ = writeln!(o, "    credited: {}", vcs.join(", "));
+    if s.tc_to_vc != lossless_pipeline::link::cbfc::IDENTITY {
+        let map: Vec<String> = (0..lossless_buffer_model::PRIORITIES)
+            .map(|tc| format!("TC {tc} → VC {}", s.tc_to_vc[tc]))
+            .collect();
+        let _ = writeln!(
+            o,
+            "    channels: {} (queues on their classes' channel)",
+            map.join(", ")
+        );
+    }
     let need = s.need(port.speed, port.propagation(), port.mtu, c.pipeline_latency);
     let _ = writeln!(
         o,

@@ -18,6 +18,9 @@ impl Sim {
                 self.switches[p.switch].sw.set_tx_enabled(p.port, on, now)
             }
             Action::Tx(Target::Host(h), on) => self.hosts[h].host.set_tx_enabled(on),
+            Action::QueueTx(p, q, on) => self.switches[p.switch]
+                .sw
+                .set_queue_tx_enabled(p.port, q as usize, on, now),
             Action::Link(target, up) => {
                 let (link, ends) = self.cabling.link_ends(target);
                 if let Some(link) = link {

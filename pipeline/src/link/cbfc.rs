@@ -18,7 +18,7 @@
 
 use crate::counter_group;
 use crate::link::control::ORDERED_SET_BYTES;
-use lossless_buffer_model::{Bytes, Rate, Time};
+use lossless_buffer_model::{Bytes, Rate, Time, PRIORITIES};
 
 /// Virtual channels a port may have (UE: up to 32).
 pub const VCS: usize = 32;
@@ -53,6 +53,12 @@ pub struct CbfcSetup {
     pub overhead: i32,
     /// Credited (lossless) channels, bit = VC; the others send without credits.
     pub credited: u32,
+    /// The channel of each traffic class (SAI's TC → VC map, at the receiver): a frame of
+    /// TC t is stored on VC `tc_to_vc[t]`. Several classes may share a channel.
+    pub tc_to_vc: [u8; PRIORITIES],
+    /// The channel of each egress queue (SAI's queue → VC map, at the sender): a frame
+    /// from queue q is sent on VC `queue_to_vc[q]`.
+    pub queue_to_vc: [u8; PRIORITIES],
     /// Credits this port's receiver has for each channel (its buffer for it).
     pub rx_credits: [u32; VCS],
     /// Per channel or per port limits at the sender.
@@ -64,6 +70,9 @@ pub struct CbfcSetup {
     /// How often the sender resynchronises the receiver with a CC_Update (256 µs).
     pub cc_interval: Time,
 }
+
+/// Each class on the channel of its own number (TC n and queue n on VC n).
+pub const IDENTITY: [u8; PRIORITIES] = [0, 1, 2, 3, 4, 5, 6, 7];
 
 impl Default for CbfcSetup {
     /// SAI's defaults (128-byte credits, no overhead, per-VC limits, CF_Update spacing
@@ -77,6 +86,8 @@ impl Default for CbfcSetup {
             credit_size: 128,
             overhead: 0,
             credited: (1 << 3) | (1 << 4),
+            tc_to_vc: IDENTITY,
+            queue_to_vc: IDENTITY,
             rx_credits,
             mode: CreditMode::PerVc,
             cf_min_spacing: Bytes(6400),
@@ -97,6 +108,24 @@ impl CbfcSetup {
     /// Is channel `vc` credited?
     pub fn is_credited(&self, vc: u8) -> bool {
         (vc as usize) < VCS && self.credited & (1 << vc) != 0
+    }
+
+    /// The channel a received frame of traffic class `tc` is stored on.
+    #[inline]
+    pub fn vc_of_tc(&self, tc: u8) -> u8 {
+        self.tc_to_vc[tc as usize % PRIORITIES]
+    }
+
+    /// The channel a frame from egress queue `queue` is sent on.
+    #[inline]
+    pub fn vc_of_queue(&self, queue: u8) -> u8 {
+        self.queue_to_vc[queue as usize % PRIORITIES]
+    }
+
+    /// Is a received frame of traffic class `tc` on a credited channel?
+    #[inline]
+    pub fn is_credited_tc(&self, tc: u8) -> bool {
+        self.is_credited(self.vc_of_tc(tc))
     }
 
     /// The credits one channel needs to run at line rate on a port of `speed` with
@@ -430,27 +459,32 @@ impl CbfcLink {
         }
     }
 
-    /// May a frame of `len` bytes start on channel `vc`?
-    pub fn may_send(&self, vc: u8, len: u32) -> bool {
+    /// May a frame of `len` bytes start from egress queue `queue` (on its channel)?
+    pub fn may_send(&self, queue: u8, len: u32) -> bool {
+        let vc = self.setup.vc_of_queue(queue);
         !self.setup.is_credited(vc) || self.sender.may_send(&self.setup, vc, self.setup.cost(len))
     }
 
-    /// A frame of `len` bytes starts on channel `vc`.
-    pub fn sent(&mut self, vc: u8, len: u32) {
+    /// A frame of `len` bytes starts from egress queue `queue` (on its channel).
+    pub fn sent(&mut self, queue: u8, len: u32) {
+        let vc = self.setup.vc_of_queue(queue);
         if self.setup.is_credited(vc) {
             self.sender.consume(vc, self.setup.cost(len));
         }
     }
 
-    /// A frame of `len` bytes was stored on channel `vc` (credited channels only).
-    pub fn stored(&mut self, vc: u8, len: u32) {
+    /// A frame of traffic class `tc`, `len` bytes, was stored (on the class's channel,
+    /// counted if credited).
+    pub fn stored(&mut self, tc: u8, len: u32) {
+        let vc = self.setup.vc_of_tc(tc);
         if self.setup.is_credited(vc) {
             self.receiver.store(vc, self.setup.cost(len));
         }
     }
 
-    /// A frame of `len` bytes stored on channel `vc` left the buffer.
-    pub fn drained(&mut self, vc: u8, len: u32) {
+    /// A frame of traffic class `tc`, `len` bytes, stored earlier left the buffer.
+    pub fn drained(&mut self, tc: u8, len: u32) {
+        let vc = self.setup.vc_of_tc(tc);
         if self.setup.is_credited(vc) {
             self.receiver.drain(vc, self.setup.cost(len));
         }

@@ -131,19 +131,20 @@ impl LinkLayer {
         self.cbfc.is_some() || self.llr.is_some()
     }
 
-    /// May a data frame of `len` bytes on virtual channel `vc` start, as far as credits
-    /// and the replay buffer go (always, on a port with neither)?
+    /// May a data frame of `len` bytes from egress queue `queue` start, as far as the
+    /// credits of its channel and the replay buffer go (always, on a port with neither)?
     #[inline(always)]
-    pub fn may_send(&self, vc: u8, len: u32) -> bool {
-        self.cbfc.as_ref().is_none_or(|c| c.may_send(vc, len))
+    pub fn may_send(&self, queue: u8, len: u32) -> bool {
+        self.cbfc.as_ref().is_none_or(|c| c.may_send(queue, len))
             && self.llr.as_ref().is_none_or(|l| l.may_send(len))
     }
 
-    /// A data frame `pkt` on channel `vc` starts at `start`: counted, the wire busy for
-    /// it, its credits consumed, numbered and kept for replay under LLR. False when LLR
-    /// drops it instead (initialising or flushed, action `discard`): nothing was sent.
+    /// A data frame `pkt` from egress queue `queue` starts at `start`: counted, the wire
+    /// busy for it, its channel's credits consumed, numbered and kept for replay under
+    /// LLR. False when LLR drops it instead (initialising or flushed, action `discard`):
+    /// nothing was sent.
     #[inline(always)]
-    pub fn start_data(&mut self, start: Time, pkt: &mut Packet, vc: u8) -> bool {
+    pub fn start_data(&mut self, start: Time, pkt: &mut Packet, queue: u8) -> bool {
         if let Some(l) = &mut self.llr {
             if l.start(pkt, start) == Admit::Discard {
                 self.tx.touch();
@@ -154,7 +155,7 @@ impl LinkLayer {
         }
         self.tx.start(start, pkt.len);
         if let Some(c) = &mut self.cbfc {
-            c.sent(vc, pkt.len);
+            c.sent(queue, pkt.len);
         }
         true
     }
@@ -195,20 +196,21 @@ impl LinkLayer {
         }
     }
 
-    /// A frame of `len` bytes received on channel `vc` was stored (its credits counted).
+    /// A received frame of traffic class `tc`, `len` bytes, was stored (its channel's
+    /// credits counted).
     #[inline]
-    pub fn stored(&mut self, vc: u8, len: u32) {
+    pub fn stored(&mut self, tc: u8, len: u32) {
         if let Some(c) = &mut self.cbfc {
-            c.stored(vc, len);
+            c.stored(tc, len);
         }
     }
 
-    /// A frame of `len` bytes received on channel `vc` left the buffer (its credits freed:
-    /// a CF_Update becomes due).
+    /// A received frame of traffic class `tc`, `len` bytes, left the buffer (its channel's
+    /// credits freed: a CF_Update becomes due).
     #[inline]
-    pub fn drained(&mut self, vc: u8, len: u32) {
+    pub fn drained(&mut self, tc: u8, len: u32) {
         if let Some(c) = &mut self.cbfc {
-            c.drained(vc, len);
+            c.drained(tc, len);
             self.tx.touch();
         }
     }

@@ -81,7 +81,7 @@ impl Switch {
         }
         let paused = self.ports[port].link.paused_mask(now);
         let (mut ready, mut lens) = (0u8, [0u32; PRIORITIES]);
-        let mut held = self.ports[port].held;
+        let mut held = self.ports[port].held & !self.ports[port].dequeue_disabled;
         while held != 0 {
             let q = held.trailing_zeros() as usize;
             held &= held - 1;
@@ -201,7 +201,7 @@ impl Switch {
         if best == Some(free) {
             return best;
         }
-        let mut held = p.held;
+        let mut held = p.held & !p.dequeue_disabled;
         while held != 0 {
             let q = held.trailing_zeros() as usize;
             held &= held - 1;

@@ -231,7 +231,7 @@ impl Switch {
             Err(r) => {
                 // A lossless PG (PFC) or a credited channel (CBFC) must never drop.
                 let credited = self.cbfc_ports.contains(in_port)
-                    && self.cfg.ports[in_port].cbfc.is_credited(pkt.meta.tc);
+                    && self.cfg.ports[in_port].cbfc.is_credited_tc(pkt.meta.tc);
                 if self.mmu.pg(in_port, pg).lossless || credited {
                     self.lossless_drops += 1;
                 }

@@ -54,6 +54,9 @@ pub struct Port {
     /// The queues holding at least one frame (bit = queue): the only ones whose heads the
     /// scheduler and `next_transmit` look at.
     held: u8,
+    /// Queues whose dequeue is disabled (bit = queue; SAI's
+    /// `SAI_QUEUE_ATTR_PKT_DEQUEUE_ENABLE` off): they keep what they hold and send nothing.
+    dequeue_disabled: u8,
     sched: Scheduler,
     /// Per-queue counters.
     pub queue_counters: [QueueCounters; PRIORITIES],
@@ -161,6 +164,7 @@ impl Switch {
                     link,
                     queues: [FrameQueue::default(); PRIORITIES],
                     held: 0,
+                    dequeue_disabled: 0,
                     sched: Scheduler::new(cfg.qos.scheduler),
                     queue_counters: Default::default(),
                     watchdog: Default::default(),
@@ -414,6 +418,19 @@ impl Switch {
         self.advance(now);
         self.touch(port);
         self.ports[port].link.tx.set_enabled(enabled);
+    }
+
+    /// Enable or disable the dequeue of egress queue `queue` of `port` at `now` (the
+    /// others go on): a disabled queue keeps its frames and sends none.
+    pub fn set_queue_tx_enabled(&mut self, port: usize, queue: usize, enabled: bool, now: Time) {
+        self.advance(now);
+        self.touch(port);
+        let p = &mut self.ports[port];
+        if enabled {
+            p.dequeue_disabled &= !(1 << queue);
+        } else {
+            p.dequeue_disabled |= 1 << queue;
+        }
     }
 
     /// Bring `port`'s link up or down. Down drops its queued frames and forgets pauses.

@@ -275,6 +275,8 @@ pub struct EventRaw {
     pub port: Val<String>,
     /// `enable` / `disable` the transmitter.
     pub tx: Option<Val<String>>,
+    /// With `tx`: only this egress queue of a switch port (its dequeue), not the port.
+    pub queue: Option<Val<i64>>,
     /// `up` / `down` the link.
     pub link: Option<Val<String>>,
     /// Deliver a frame as if just received on the port.

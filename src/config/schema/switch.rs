@@ -294,8 +294,10 @@ pub struct CbfcRaw {
     pub credit_size: Option<Val<Scalar>>,
     /// Bytes added to a frame's length before it is costed (−16…127, default 0).
     pub packet_overhead: Option<Val<i64>>,
-    /// Credited (lossless) virtual channels (default: `qos.pfc_enable`).
+    /// Credited (lossless) virtual channels, 0–31 (default: those of `qos.pfc_enable`).
     pub vcs: Option<Val<Vec<Val<i64>>>>,
+    /// Traffic class → virtual channel (SAI's TC → VC map; default TC n on VC n).
+    pub tc_to_vc: Option<Val<BTreeMap<String, Val<i64>>>>,
     /// Credits the receiver has for each credited channel (default 1024).
     pub credits: Option<Val<i64>>,
     /// Credits of single channels, overriding `credits`: `{3: 2048}`.

@@ -12,7 +12,7 @@ use crate::config::values::line;
 use lossless_buffer_model::mmu::{ProfileSpec, Threshold};
 use lossless_buffer_model::{Bytes, Time, PRIORITIES};
 use lossless_pipeline::config::{FlowControl, PortConfig, QosConfig};
-use lossless_pipeline::link::cbfc::{CbfcSetup, CreditMode, MAX_CREDITS, VCS};
+use lossless_pipeline::link::cbfc::{CbfcSetup, CreditMode, IDENTITY, MAX_CREDITS, VCS};
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -51,6 +51,7 @@ pub fn resolve(
         None => CbfcSetup {
             credited: qos.pfc_enable as u32,
             rx_credits: credits_of(qos.pfc_enable as u32, DEFAULT_CREDITS),
+            queue_to_vc: queue_channels(&IDENTITY, qos).expect("the identity map"),
             ..CbfcSetup::default()
         },
     };
@@ -176,18 +177,55 @@ fn setup(d: &Diags, k: &Key, r: &CbfcRaw, qos: &QosConfig) -> Result<CbfcSetup> 
         None => def.overhead,
         Some(v) => d.int_in(v, &k.at("packet_overhead"), -16, 127, "packet overhead ")? as i32,
     };
+    // A port has up to 32 channels; each traffic class is on one (TC n on VC n unless
+    // `tc_to_vc` says otherwise), and each queue on the channel of its classes.
+    let mut tc_to_vc = IDENTITY;
+    for (tc, v) in r.tc_to_vc.iter().flat_map(|m| &m.value) {
+        let kk = k.at("tc_to_vc").at(tc);
+        let Some(t) = tc.parse::<usize>().ok().filter(|&t| t < PRIORITIES) else {
+            return d.error(
+                line(v),
+                &kk,
+                format!("`{tc}`: keys are traffic classes 0–7"),
+            );
+        };
+        tc_to_vc[t] = d.int_in(v, &kk, 0, VCS as i64 - 1, "VC ")? as u8;
+    }
+    let queue_to_vc = match queue_channels(&tc_to_vc, qos) {
+        Ok(m) => m,
+        Err((q, a, b)) => {
+            return d.error(
+                r.tc_to_vc.as_ref().and_then(line),
+                &k.at("tc_to_vc"),
+                format!(
+                    "queue {q} holds traffic classes on VC {a} and on VC {b} (qos.tc_to_queue): a queue sends on one channel, so the classes of a queue must share one"
+                ),
+            )
+        }
+    };
     let credited = match &r.vcs {
-        None => qos.pfc_enable as u32,
+        None => (0..PRIORITIES)
+            .filter(|t| qos.pfc_enable & (1 << t) != 0)
+            .fold(0u32, |m, t| m | 1 << tc_to_vc[t]),
         Some(list) => {
             let mut m = 0u32;
             for v in &list.value {
-                // A port has 8 traffic classes and 8 queues, each its own channel (TC n →
-                // VC n at the receiver, queue n → VC n at the sender).
-                m |= 1 << d.int_in(v, &k.at("vcs"), 0, PRIORITIES as i64 - 1, "VC ")?;
+                m |= 1 << d.int_in(v, &k.at("vcs"), 0, VCS as i64 - 1, "VC ")?;
             }
             m
         }
     };
+    let carried = tc_to_vc.iter().fold(0u32, |m, &v| m | 1 << v);
+    if credited & !carried != 0 {
+        d.warn(
+            r.vcs.as_ref().and_then(line),
+            &k.at("vcs"),
+            format!(
+                "VC {} is credited but no traffic class is on it (tc_to_vc): its credits are never used",
+                list(credited & !carried)
+            ),
+        );
+    }
     let all = match &r.credits {
         None => DEFAULT_CREDITS,
         Some(v) => d.int_in(v, &k.at("credits"), 1, MAX_CREDITS as i64, "credits ")? as u32,
@@ -252,12 +290,34 @@ fn setup(d: &Diags, k: &Key, r: &CbfcRaw, qos: &QosConfig) -> Result<CbfcSetup> 
         credit_size,
         overhead,
         credited,
+        tc_to_vc,
+        queue_to_vc,
         rx_credits,
         mode,
         cf_min_spacing,
         cf_max_spacing,
         cc_interval,
     })
+}
+
+/// Each queue's channel: that of the traffic classes `qos.tc_to_queue` puts on it (a
+/// queue no class uses keeps the channel of its own number); Err((queue, vc, other vc))
+/// when a queue holds classes of two channels.
+fn queue_channels(
+    tc_to_vc: &[u8; PRIORITIES],
+    qos: &QosConfig,
+) -> std::result::Result<[u8; PRIORITIES], (usize, u8, u8)> {
+    let mut out = IDENTITY;
+    let mut set = [false; PRIORITIES];
+    for (tc, &vc) in tc_to_vc.iter().enumerate() {
+        let q = qos.tc_to_queue[tc] as usize;
+        if set[q] && out[q] != vc {
+            return Err((q, out[q], vc));
+        }
+        out[q] = vc;
+        set[q] = true;
+    }
+    Ok(out)
 }
 
 /// The channels of `mask`, as `3, 4`.
@@ -291,10 +351,21 @@ pub fn reserve_all(plan: &mut Plan, ports: &[PortConfig], qos: &QosConfig) {
 fn reserve(plan: &mut Plan, port: usize, setup: &CbfcSetup, qos: &QosConfig) {
     let cell = plan.cell.get();
     let per_credit = (setup.credit_size as u64).div_ceil(cell) + u64::from(setup.overhead < 0);
-    let mut credits = [0u64; PRIORITIES];
-    for vc in (0..PRIORITIES).filter(|&v| setup.is_credited(v as u8)) {
-        credits[qos.tc_to_pg[vc] as usize] += setup.rx_credits[vc] as u64;
+    // The credited channels of each PG's classes (a channel shared by classes of one PG
+    // counts once; one whose classes go to several PGs may fill each).
+    let mut channels = [0u32; PRIORITIES];
+    for tc in 0..PRIORITIES {
+        let vc = setup.vc_of_tc(tc as u8);
+        if setup.is_credited(vc) {
+            channels[qos.tc_to_pg[tc] as usize] |= 1 << vc;
+        }
     }
+    let credits = channels.map(|m| {
+        (0..VCS)
+            .filter(|v| m & (1 << v) != 0)
+            .map(|v| setup.rx_credits[v] as u64)
+            .sum::<u64>()
+    });
     for (pg, &c) in credits.iter().enumerate().filter(|(_, &c)| c > 0) {
         let i = port * PRIORITIES + pg;
         let shared = match setup.mode {

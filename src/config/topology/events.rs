@@ -50,6 +50,13 @@ pub fn resolve(
             "an event does exactly one of `tx`, `link`, `inject`, `drain`, `drop`, `lose` or `corrupt`",
         );
     }
+    if let (Some(q), None) = (&r.queue, &r.tx) {
+        return d.error(
+            line(q),
+            &k.at("queue"),
+            "`queue` says which egress queue a `tx` event enables or disables: give `tx` too",
+        );
+    }
     let action = if let Some(n) = &r.drop {
         if n.value == 0 {
             return d.error(
@@ -72,10 +79,21 @@ pub fn resolve(
     } else if let Some(f) = &r.corrupt {
         Action::Fault(target, fault(d, &k.at("corrupt"), f, FaultFate::Corrupted)?)
     } else if let Some(t) = &r.tx {
-        Action::Tx(
-            target,
-            d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable,
-        )
+        let on = d.word::<TxState>(t, &k.at("tx"))? == TxState::Enable;
+        match (&r.queue, target) {
+            (None, _) => Action::Tx(target, on),
+            (Some(q), Target::Switch(p)) => {
+                let q = d.int_in(q, &k.at("queue"), 0, 7, "queue ")? as u8;
+                Action::QueueTx(p, q, on)
+            }
+            (Some(q), Target::Host(_)) => {
+                return d.error(
+                    line(q),
+                    &k.at("queue"),
+                    "a host NIC has no egress queues to disable one by one: `queue` is for a switch port",
+                )
+            }
+        }
     } else if let Some(l) = &r.link {
         Action::Link(
             target,
@@ -256,6 +274,18 @@ mod tests {
             (
                 "{at: 1us, port: s:Ethernet0, inject: {hex: \"abc\"}}",
                 "events[0].inject.hex: not an even number of hex digits",
+            ),
+            (
+                "{at: 1us, port: h, tx: disable, queue: 3}",
+                "events[0].queue: a host NIC has no egress queues",
+            ),
+            (
+                "{at: 1us, port: s:Ethernet0, link: down, queue: 3}",
+                "events[0].queue: `queue` says which egress queue a `tx` event",
+            ),
+            (
+                "{at: 1us, port: s:Ethernet0, tx: disable, queue: 8}",
+                "events[0].queue: queue 8 is outside 0–7",
             ),
         ] {
             let err = event(e).unwrap_err().to_string();
