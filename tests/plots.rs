@@ -731,3 +731,26 @@ fn every_labs_figures_cover_the_whole_run_and_name_what_carried_data() {
         }
     }
 }
+
+/// A CBFC run's figures include the credits each sender holds per channel against its
+/// limit: in the cbfc-vs-pfc lab h1, h2 and h3 each fill VC 3's 1,024 credits (the incast
+/// backs up to them), so credits.svg has a panel for each with its limit.
+#[test]
+fn a_cbfc_run_plots_credits_in_use_against_the_limit() {
+    let dir = tmp("plots-credits");
+    plot("cbfc-vs-pfc", &dir, &["--duration", "200us"]);
+    let path = dir.join("credits.svg");
+    check_svg(&path);
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let t = texts(&svg);
+    for name in [
+        "h1 VC 3: in use",
+        "h2 VC 3: in use",
+        "h3 VC 3: in use",
+        "limit 1024",
+    ] {
+        assert!(t.iter().any(|x| x == name), "{name} not in {t:?}");
+    }
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("CBFC credits: on each credited channel"));
+}

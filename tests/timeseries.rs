@@ -138,3 +138,90 @@ fn bad_timeseries_keys_are_errors_that_name_them() {
         assert!(!o.status.success() && err.contains(expect), "{spec}: {err}");
     }
 }
+
+/// CBFC credit counters ride along in the rows of a run where a recorded port speaks CBFC:
+/// per priority the channel its queue sends on, as the sender counts it. In the
+/// cbfc-vs-pfc lab (100 µs), tor:Ethernet0's priority 3 (VC 3) and h1 (the sender of the
+/// incast flow a on VC 3 and the victim on VC 4), every 10 µs: in every row, credits in
+/// use = consumed − freed, consumed never falls, and h1 holds at most the 1,024 credits
+/// the switch gave VC 3. Priority 1 (uncredited) has empty fields. The long layout's
+/// last row of tor:Ethernet0 at 100 µs agrees with the JSON report's counters.
+#[test]
+fn credit_counters_ride_along_where_ports_speak_cbfc() {
+    let csv = tmp("ts-credits.csv");
+    let wide = tmp("ts-credits-wide.csv");
+    let lab = std::fs::read_to_string(root().join("configs/labs/cbfc-vs-pfc.yaml"))
+        .unwrap()
+        .replace("duration: 2ms\nmeasure: {from: 1ms}\n", "duration: 100us\n");
+    let text = format!(
+        "{lab}outputs:\n  timeseries: {{interval: 10us, ports: [tor:Ethernet0, h1], priorities: [1, 3], csv: {}}}\n",
+        csv.display()
+    );
+    let r = common::run(&scenario("ts-credits.yaml", &text), "ts-credits.json", &[]);
+    let lines: Vec<String> = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        lines[0],
+        "time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff,credits_used,credits_consumed,credits_freed"
+    );
+    let mut last_consumed = std::collections::HashMap::new();
+    let mut last_tor = None;
+    for l in &lines[1..] {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f.len(), 12, "{l}");
+        if f[3] == "1" {
+            assert_eq!(&f[9..], ["", "", ""], "{l}");
+            continue;
+        }
+        let n = |i: usize| f[i].parse::<u64>().unwrap();
+        let (used, consumed, freed) = (n(9), n(10), n(11));
+        assert_eq!(used, consumed - freed, "{l}");
+        let prev = last_consumed
+            .insert(f[1].to_string(), consumed)
+            .unwrap_or(0);
+        assert!(consumed >= prev, "{l}");
+        if f[1] == "h1" {
+            assert!(used <= 1024, "{l}");
+        } else {
+            last_tor = Some((n(0), used, consumed, freed));
+        }
+    }
+    assert!(last_consumed["h1"] > 0);
+    let (t, used, consumed, freed) = last_tor.unwrap();
+    assert_eq!(t, 100_000_000);
+    let v = common::port(&r, 0, "Ethernet0")["cbfc"]["vcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["vc"] == 3)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (used, consumed, freed),
+        (
+            u(&v["sender_credits_used"]),
+            u(&v["sender_credits_consumed"]),
+            u(&v["sender_credits_freed"])
+        )
+    );
+    // The wide layout names the series.
+    let text = format!(
+        "{lab}outputs:\n  timeseries: {{interval: 50us, ports: [tor:Ethernet0], priorities: [3], format: wide, csv: {}}}\n",
+        wide.display()
+    );
+    common::run(
+        &scenario("ts-credits-wide.yaml", &text),
+        "ts-credits-wide.json",
+        &[],
+    );
+    let header = std::fs::read_to_string(&wide).unwrap();
+    assert!(
+        header.lines().next().unwrap().ends_with(
+            "tor:Ethernet0:3:xoff,tor:Ethernet0:3:credits_used,tor:Ethernet0:3:credits_consumed,tor:Ethernet0:3:credits_freed"
+        ),
+        "{header}"
+    );
+}

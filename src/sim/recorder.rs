@@ -8,8 +8,9 @@
 //! and egress queues (bytes, WRED Kmin/Kmax) that held data, lossy ones included; pauses
 //! and PFC frames per port and lossless priority; per host its pauses, PFC frames and
 //! receive buffer; per flow the frame bits received, counted over their wire time; DCQCN
-//! rates; each switch port's busy time; CE marks per WRED queue; drops by reason; and
-//! the bytes each next-hop group steered to each member.
+//! rates; each switch port's busy time; CE marks per WRED queue; drops by reason; the
+//! bytes each next-hop group steered to each member; and, per credited CBFC channel of a
+//! switch port or host, the credits its sender holds against its limit.
 
 use super::{HostNode, SwitchNode};
 use lossless_buffer_model::{priorities_in, Time, PRIORITIES};
@@ -230,6 +231,19 @@ pub struct FlowSeries {
     pub bits: Vec<f64>,
 }
 
+/// One credited CBFC channel of a switch port or host NIC, as its sender sees it.
+#[derive(Clone, Debug, Default)]
+pub struct CreditSeries {
+    /// `switch:Port` or the host.
+    pub port: String,
+    /// The virtual channel.
+    pub vc: usize,
+    /// Credits the peer's receiver gave it (its limit).
+    pub limit: u64,
+    /// Credits in use (consumed, not yet freed by a CF_Update).
+    pub used: Series,
+}
+
 /// Everything recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Recording {
@@ -267,6 +281,8 @@ pub struct Recording {
     pub drops: Vec<DropSeries>,
     /// Next-hop groups.
     pub groups: Vec<GroupSeries>,
+    /// Credited CBFC channels: switch ports' first, then hosts'.
+    pub credits: Vec<CreditSeries>,
 }
 
 /// Samples the network into a [`Recording`] every `interval`, keeping at most
@@ -368,6 +384,9 @@ impl Recorder {
                 s.hold(i);
             }
         }
+        for c in &mut r.credits {
+            c.used.hold(i);
+        }
     }
 
     /// Merge the samples in pairs and double the interval: a level keeps the peak of the
@@ -426,6 +445,9 @@ impl Recorder {
                 s.coarsen(n, last);
             }
         }
+        for c in &mut r.credits {
+            c.used.coarsen(n, max);
+        }
         self.interval = Time(self.interval.as_ps() * 2);
         r.interval = self.interval;
         r.coarsened += 1;
@@ -481,6 +503,9 @@ impl Recorder {
             for (_, s) in &g.members {
                 mix(&mut h, s.at(i));
             }
+        }
+        for c in &r.credits {
+            mix(&mut h, c.used.at(i));
         }
         h
     }
@@ -551,6 +576,19 @@ impl Recorder {
                 });
             }
         }
+        for s in switches {
+            let c = s.sw.config();
+            for (p, port) in s.sw.ports().iter().enumerate() {
+                credit_series(
+                    &mut r.credits,
+                    format!("{}:{}", c.name, c.ports[p].name),
+                    &port.link,
+                );
+            }
+        }
+        for h in hosts {
+            credit_series(&mut r.credits, h.host.name.clone(), &h.host.link);
+        }
         r.drops.push(DropSeries {
             node: "hosts".into(),
             reason: "nic".into(),
@@ -602,6 +640,7 @@ impl Recorder {
         let i = self.rec.times.len();
         self.rec.times.push(now);
         self.switches(i, now, switches);
+        self.credits(i, switches, hosts);
         let r = &mut self.rec;
         for (h, rec) in hosts.iter().zip(&mut r.hosts) {
             let host = &h.host;
@@ -639,6 +678,25 @@ impl Recorder {
         }
         let fp = self.fingerprint(i);
         self.last.replace(fp) != Some(fp)
+    }
+
+    /// Sample `i` of every credited channel's credits in use.
+    fn credits(&mut self, i: usize, switches: &[SwitchNode], hosts: &[HostNode]) {
+        if self.rec.credits.is_empty() {
+            return;
+        }
+        let links = switches
+            .iter()
+            .flat_map(|s| s.sw.ports().iter().map(|p| &p.link))
+            .chain(hosts.iter().map(|h| &h.host.link));
+        let mut k = 0;
+        for link in links {
+            let Some(c) = link.cbfc() else { continue };
+            for vc in credited(c) {
+                self.rec.credits[k].used.push(i, c.sender.used(vc));
+                k += 1;
+            }
+        }
     }
 
     /// Sample `i` of every switch: buffers, pauses, busy time, marks, drops, groups.
@@ -702,5 +760,27 @@ impl Recorder {
                 grp += 1;
             }
         }
+    }
+}
+
+/// The credited channels of a port's CBFC.
+fn credited(c: &lossless_pipeline::link::cbfc::CbfcLink) -> impl Iterator<Item = usize> + '_ {
+    (0..lossless_pipeline::link::cbfc::VCS).filter(|&v| c.setup.is_credited(v as u8))
+}
+
+/// A series for each credited channel of `link`, named `name`.
+fn credit_series(
+    out: &mut Vec<CreditSeries>,
+    name: String,
+    link: &lossless_pipeline::link::LinkLayer,
+) {
+    let Some(c) = link.cbfc() else { return };
+    for vc in credited(c) {
+        out.push(CreditSeries {
+            port: name.clone(),
+            vc,
+            limit: c.sender.limit(vc),
+            ..CreditSeries::default()
+        });
     }
 }

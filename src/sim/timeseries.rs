@@ -9,6 +9,11 @@
 //! (a host's row: `…,host,nic,prio,rx_buffer_bytes,,,paused,`), with `sample: change` only
 //! the rows that changed. Wide layout: `time_ps` and one column per series, such as
 //! `tor:Ethernet0:3:queue_bytes` or `h0:rx_buffer_bytes`.
+//!
+//! When a recorded port or host speaks CBFC, every row also has the credit counters of the
+//! channel its priority's queue sends on, as its sender counts them: `credits_used` (in
+//! use), `credits_consumed` and `credits_freed` (in all); empty where the channel is not
+//! credited.
 
 use super::{HostNode, SwitchNode};
 use crate::config::topology::outputs::MAX_TIMESERIES_ROWS;
@@ -27,10 +32,44 @@ const PORT_SERIES: [&str; 5] = [
     "xoff",
 ];
 
+/// The credit counters of a row, after [`PORT_SERIES`] (CBFC runs).
+const CREDIT_SERIES: [&str; 3] = ["credits_used", "credits_consumed", "credits_freed"];
+
+/// A value that is not there (a channel without credits): an empty CSV field.
+const EMPTY: u64 = u64::MAX;
+
+/// The credit counters of `link`'s channel for frames of queue (and priority) `prio`.
+fn credit_values(link: &lossless_pipeline::link::LinkLayer, prio: usize) -> [u64; 3] {
+    let Some(c) = link.cbfc() else {
+        return [EMPTY; 3];
+    };
+    let vc = c.setup.vc_of_queue(prio as u8);
+    if !c.setup.is_credited(vc) {
+        return [EMPTY; 3];
+    }
+    let v = c.vc_counters(vc as usize);
+    [
+        v.sender_credits_used,
+        v.sender_credits_consumed,
+        v.sender_credits_freed,
+    ]
+}
+
+/// A value as a CSV field.
+fn field(x: u64) -> String {
+    if x == EMPTY {
+        String::new()
+    } else {
+        x.to_string()
+    }
+}
+
 /// Writes the recorded series.
 pub struct Sampler {
     out: OutputFile,
     spec: TimeseriesOut,
+    /// Some recorded port or host speaks CBFC: rows carry the credit counters too.
+    credits: bool,
     /// Values last written (empty before the first row), in wide column order.
     last: Vec<u64>,
     /// With `sample: change`: the instant whose end state is still to be compared.
@@ -50,10 +89,19 @@ impl Sampler {
         hosts: &[HostNode],
     ) -> io::Result<Sampler> {
         let mut out = OutputFile::create(&spec.csv)?;
+        let credits = spec.nodes.iter().any(|node| match *node {
+            Target::Switch(p) => switches[p.switch].sw.ports()[p.port].link.cbfc().is_some(),
+            Target::Host(h) => hosts[h].host.link.cbfc().is_some(),
+        });
+        let extra = if credits {
+            format!(",{}", CREDIT_SERIES.join(","))
+        } else {
+            String::new()
+        };
         match spec.format {
             CsvFormat::Long => writeln!(
                 out,
-                "time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff"
+                "time_ps,node,port,prio,queue_bytes,pg_shared_bytes,pg_headroom_bytes,paused,xoff{extra}"
             )?,
             CsvFormat::Wide => {
                 let mut cols = vec!["time_ps".to_string()];
@@ -67,6 +115,13 @@ impl Sampler {
                                 cols.extend(
                                     PORT_SERIES.iter().map(|v| format!("{name}:{prio}:{v}")),
                                 );
+                                if credits {
+                                    cols.extend(
+                                        CREDIT_SERIES
+                                            .iter()
+                                            .map(|v| format!("{name}:{prio}:{v}")),
+                                    );
+                                }
                             }
                         }
                         Target::Host(h) => {
@@ -76,6 +131,15 @@ impl Sampler {
                                 priorities_in(spec.priorities)
                                     .map(|prio| format!("{name}:{prio}:paused")),
                             );
+                            if credits {
+                                for prio in priorities_in(spec.priorities) {
+                                    cols.extend(
+                                        CREDIT_SERIES
+                                            .iter()
+                                            .map(|v| format!("{name}:{prio}:{v}")),
+                                    );
+                                }
+                            }
                         }
                     }
                 }
@@ -85,6 +149,7 @@ impl Sampler {
         Ok(Sampler {
             out,
             spec: spec.clone(),
+            credits,
             last: Vec::new(),
             pending: None,
             rows: 0,
@@ -145,6 +210,9 @@ impl Sampler {
                             ((paused >> prio) & 1) as u64,
                             ((xoff >> prio) & 1) as u64,
                         ]);
+                        if self.credits {
+                            v.extend(credit_values(&port.link, prio));
+                        }
                     }
                 }
                 Target::Host(h) => {
@@ -155,6 +223,11 @@ impl Sampler {
                         self.priorities_in()
                             .map(|prio| ((paused >> prio) & 1) as u64),
                     );
+                    if self.credits {
+                        for prio in self.priorities_in() {
+                            v.extend(credit_values(&host.link, prio));
+                        }
+                    }
                 }
             }
         }
@@ -184,30 +257,36 @@ impl Sampler {
             CsvFormat::Wide => {
                 write!(self.out, "{t}")?;
                 for x in &v {
-                    write!(self.out, ",{x}")?;
+                    write!(self.out, ",{}", field(*x))?;
                 }
                 writeln!(self.out)?;
                 self.rows += 1;
             }
             CsvFormat::Long => {
                 let prios: Vec<usize> = self.priorities_in().collect();
+                let width = if self.credits { CREDIT_SERIES.len() } else { 0 };
                 let mut at = 0;
                 for node in &self.spec.nodes {
                     match *node {
                         Target::Switch(p) => {
                             let sw = &switches[p.switch].sw;
                             let (name, port) = (&sw.config().name, &sw.config().ports[p.port].name);
+                            let w = PORT_SERIES.len() + width;
                             for prio in &prios {
-                                let row = &v[at..at + 5];
-                                if !only_changed || row != &self.last[at..at + 5] {
-                                    writeln!(
+                                let row = &v[at..at + w];
+                                if !only_changed || row != &self.last[at..at + w] {
+                                    write!(
                                         self.out,
                                         "{t},{name},{port},{prio},{},{},{},{},{}",
                                         row[0], row[1], row[2], row[3], row[4]
                                     )?;
+                                    for x in &row[PORT_SERIES.len()..] {
+                                        write!(self.out, ",{}", field(*x))?;
+                                    }
+                                    writeln!(self.out)?;
                                     self.rows += 1;
                                 }
-                                at += 5;
+                                at += w;
                             }
                         }
                         Target::Host(h) => {
@@ -215,13 +294,23 @@ impl Sampler {
                             let occ = v[at];
                             let occ_changed = !only_changed || occ != self.last[at];
                             at += 1;
-                            for prio in &prios {
-                                if occ_changed || v[at] != self.last[at] {
-                                    writeln!(self.out, "{t},{name},nic,{prio},{occ},,,{},", v[at])?;
+                            // The credit triples follow the paused flags, a triple a priority.
+                            let credit_at = at + prios.len();
+                            for (k, prio) in prios.iter().enumerate() {
+                                let c = credit_at + k * width..credit_at + (k + 1) * width;
+                                let credits_changed =
+                                    only_changed && v[c.clone()] != self.last[c.clone()];
+                                if occ_changed || v[at] != self.last[at] || credits_changed {
+                                    write!(self.out, "{t},{name},nic,{prio},{occ},,,{},", v[at])?;
+                                    for x in &v[c] {
+                                        write!(self.out, ",{}", field(*x))?;
+                                    }
+                                    writeln!(self.out)?;
                                     self.rows += 1;
                                 }
                                 at += 1;
                             }
+                            at += prios.len() * width;
                         }
                     }
                 }

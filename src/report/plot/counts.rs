@@ -1,6 +1,7 @@
 //! Counts: `ecn.svg` (the share of frames each WRED queue marked CE), `drops.svg` (frames
-//! dropped by switch and reason, in all; lossless drops in red) and `groups.svg` (the
-//! bytes each next-hop group member carried, as Gb/s). Marks and group bytes are counted
+//! dropped by switch and reason, in all; lossless drops in red), `groups.svg` (the
+//! bytes each next-hop group member carried, as Gb/s) and `credits.svg` (the credits each
+//! CBFC sender holds on a channel, against the limit its peer gave). Marks and group bytes are counted
 //! at an instant (a frame's dequeue, its forwarding), so they are shown over a window of
 //! samples ([`super::rates::window_starts`]) rather than per sample.
 
@@ -91,4 +92,25 @@ pub(super) fn groups(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
         }
     }
     lines(cx, f, &series, &[], "Gbit/s steered", &[])
+}
+
+/// The credits each credited channel's sender holds, a panel per channel that held any,
+/// with its limit (dashed).
+pub(super) fn credits(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
+    let rec = cx.rec;
+    let kept: Vec<_> = rec.credits.iter().filter(|c| c.used.any()).collect();
+    if kept.is_empty() {
+        return Ok(None);
+    }
+    let mut panels = Vec::new();
+    for c in kept {
+        let pts = (0..rec.times.len())
+            .map(|i| (us(rec.times[i]), c.used.at(i) as f64))
+            .collect();
+        panels.push((
+            vec![(format!("{} VC {}: in use", c.port, c.vc), pts)],
+            vec![(format!("limit {}", c.limit), c.limit as f64)],
+        ));
+    }
+    super::panels_of_lines(cx, f, &panels, "credits")
 }

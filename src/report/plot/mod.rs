@@ -16,7 +16,7 @@
 //!   iteration's end.
 //! * [`counts`]: `ecn.svg` (share marked CE per WRED queue), `drops.svg` (drops by reason
 //!   over time, lossless ones in red), `groups.svg` (each group member's share of its
-//!   group's bytes).
+//!   group's bytes), `credits.svg` (CBFC credits in use per channel against its limit).
 
 mod axis;
 mod buffers;
@@ -167,6 +167,8 @@ pub fn write(
         f.caption.clone(),
         transport::iterations(&cx, &f)?,
     )?;
+    let f = fig("credits", format!("CBFC credits: on each credited channel that carried frames, the credits its sender holds (consumed, not yet returned by the receiver's CF_Updates) against the limit the receiver gave it (dashed); a sender at its limit waits for credits; {sampled}{shaded}"));
+    add("credits.svg", f.caption.clone(), counts::credits(&cx, &f)?)?;
     let f = fig("links", format!("Utilisation of each switch port that sent traffic: the share of the last {averaged} its transmitter was busy; {sampled}{shaded}"));
     add("links.svg", f.caption.clone(), rates::links(&cx, &f)?)?;
     let _ = every;
@@ -510,6 +512,62 @@ pub(crate) fn lines_laid_out(
                         vec![(x, 0.0), (x, top)],
                         color.stroke_width(1),
                     )))
+                    .map_err(err)?;
+            }
+        }
+        Ok(true)
+    })
+}
+
+/// A figure of panels, each with its own series, reference levels (dashed) and y range:
+/// one panel per `(series, refs)`.
+pub(crate) fn panels_of_lines(
+    cx: &Ctx,
+    f: &Figure,
+    panels: &[(Vec<Series>, Vec<(String, f64)>)],
+    y_desc: &str,
+) -> Res<Option<String>> {
+    if panels.is_empty() || cx.rec.times.len() < 2 {
+        return Ok(None);
+    }
+    let n = panels.len();
+    figure(f, LINES_H * n as u32, |area| {
+        for (panel, (series, refs)) in area.split_evenly((n, 1)).iter().zip(panels) {
+            let top = series
+                .iter()
+                .flat_map(|(_, v)| v.iter().map(|p| p.1))
+                .chain(refs.iter().map(|r| r.1))
+                .fold(0.0f64, f64::max)
+                .max(1e-9)
+                * 1.1;
+            let mut entries: Vec<Entry> = series
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _))| (name.clone(), palette(i), Stroke::Solid))
+                .collect();
+            entries.extend(
+                refs.iter()
+                    .map(|(name, _)| (name.clone(), RGBColor(120, 120, 120), Stroke::Dashed)),
+            );
+            let plot = with_legend(panel, &entries)?;
+            let title = (n > 1).then(|| series.first().map_or(String::new(), |s| s.0.clone()));
+            let mut chart =
+                time_chart(cx, &plot, title.as_deref(), 0.0, top, y_desc, &|v| num(*v))?;
+            for (i, (_, pts)) in series.iter().enumerate() {
+                let pts: Vec<(f64, f64)> = pts.iter().map(|(t, v)| (cx.x(*t), *v)).collect();
+                chart
+                    .draw_series(LineSeries::new(pts, palette(i).stroke_width(2)))
+                    .map_err(err)?;
+            }
+            let range = cx.xr();
+            for (_, y) in refs {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(range.start, *y), (range.end, *y)],
+                        6,
+                        4,
+                        RGBColor(120, 120, 120).stroke_width(1),
+                    ))
                     .map_err(err)?;
             }
         }
