@@ -18,6 +18,7 @@ fn spec(len: u32, bth: bool) -> FrameSpec {
         vlan: Some((10, 3)),
         src_ip: [198, 18, 0, 1],
         dst_ip: [198, 18, 0, 2],
+        ipv6: false,
         dscp: 3,
         ecn: 2,
         src_port: 49_152,

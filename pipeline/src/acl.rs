@@ -407,6 +407,7 @@ mod tests {
             vlan: None,
             src_ip: src,
             dst_ip: dst,
+            ipv6: false,
             dscp: 0,
             ecn: 0,
             src_port: 1000,

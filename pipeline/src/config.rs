@@ -115,8 +115,11 @@ pub struct QosConfig {
     pub trust: Trust,
     /// DSCP → traffic class.
     pub dscp_to_tc: [u8; 64],
-    /// 802.1p PCP → traffic class.
+    /// 802.1p PCP → traffic class (of a frame whose tag's DEI is 0).
     pub dot1p_to_tc: [u8; PRIORITIES],
+    /// PCP → traffic class of a frame whose tag marks it drop eligible (DEI 1): SAI's
+    /// {PCP, DEI} → TC map is this and `dot1p_to_tc` (equal unless configured apart).
+    pub dei_to_tc: [u8; PRIORITIES],
     /// Traffic class → ingress priority group.
     pub tc_to_pg: [u8; PRIORITIES],
     /// Traffic class → egress queue.
@@ -171,6 +174,7 @@ impl Default for QosConfig {
             trust: Trust::Dscp,
             dscp_to_tc: sonic_dscp_to_tc(),
             dot1p_to_tc: identity8(),
+            dei_to_tc: identity8(),
             tc_to_pg: identity8(),
             tc_to_queue: identity8(),
             tc_to_dot1p: None,
@@ -212,9 +216,16 @@ impl QosConfig {
     /// to read) and outer VLAN `pcp` (None: untagged): by the trusted field, else PCP,
     /// else class 0.
     pub fn classify(&self, dscp: Option<u8>, pcp: Option<u8>) -> u8 {
-        match (self.trust, dscp, pcp) {
+        self.classify_tagged(dscp, pcp.map(|p| (p, false)))
+    }
+
+    /// [`QosConfig::classify`] with the outer tag's PCP and DEI: a drop-eligible frame's
+    /// PCP goes through `dei_to_tc`.
+    pub fn classify_tagged(&self, dscp: Option<u8>, tag: Option<(u8, bool)>) -> u8 {
+        match (self.trust, dscp, tag) {
             (Trust::Dscp, Some(d), _) => self.dscp_to_tc[d as usize],
-            (_, _, Some(p)) => self.dot1p_to_tc[p as usize],
+            (_, _, Some((p, false))) => self.dot1p_to_tc[p as usize],
+            (_, _, Some((p, true))) => self.dei_to_tc[p as usize],
             _ => 0,
         }
     }

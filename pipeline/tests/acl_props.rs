@@ -104,6 +104,7 @@ fn frame(src: u32, dscp: u8, dport: u16) -> Vec<u8> {
         vlan: None,
         src_ip: src.to_be_bytes(),
         dst_ip: [198, 18, 9, 9],
+        ipv6: false,
         dscp,
         ecn: 0,
         src_port: 1000,

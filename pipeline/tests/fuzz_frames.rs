@@ -20,6 +20,7 @@ fn seeds() -> Vec<Vec<u8>> {
         vlan: None,
         src_ip: [198, 18, 0, 1],
         dst_ip: [198, 18, 0, 2],
+        ipv6: false,
         dscp: 3,
         ecn: 2,
         src_port: 1000,

@@ -35,6 +35,7 @@ fn frame(src: usize, dst: usize, dscp: u8, ecn: u8, len: u32) -> Packet {
         vlan: None,
         src_ip: [198, 18, 0, src as u8 + 1],
         dst_ip: [198, 18, 0, dst as u8 + 1],
+        ipv6: false,
         dscp,
         ecn,
         src_port: 10_000,

@@ -121,6 +121,7 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
                 vlan: None,
                 src_ip: [198, 18, (f >> 8) as u8, f as u8],
                 dst_ip: [198, 19, 0, 1],
+                ipv6: false,
                 dscp: 0,
                 ecn: 0,
                 src_port: 49_152 + (f % 16_384) as u16,

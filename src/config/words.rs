@@ -212,3 +212,13 @@ words! {
         Any = "any",
     }
 }
+
+words! {
+    /// `flows[].ip`: the IP version of a flow's frames.
+    IpVersion {
+        /// IPv4.
+        V4 = "v4" | "ipv4",
+        /// IPv6 (addresses 2001:db8::/96 with the hosts' IPv4 addresses in the last 32 bits).
+        V6 = "v6" | "ipv6",
+    }
+}

@@ -141,6 +141,7 @@ fn flow_spec(cfg: &GenConfig, src_mac: [u8; 6], end: Time) -> FlowSpec {
             vlan: None,
             src_ip: cfg.src_ip,
             dst_ip: cfg.dst_ip,
+            ipv6: false,
             dscp: cfg.dscp,
             ecn: cfg.ecn,
             src_port: defaults::SRC_PORT_BASE,

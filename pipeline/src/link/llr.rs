@@ -92,6 +92,10 @@ pub struct LlrSetup {
     pub re_init_on_flush: bool,
     /// FLUSH when the link was down longer than this (ZERO: never).
     pub pcs_lost_timeout: Time,
+    /// The egress queues (and a NIC's priorities) whose frames LLR numbers and replays,
+    /// bit = queue: the traffic classes eligible for retry. Other frames go out plain,
+    /// past the replay buffer: a bad one is lost.
+    pub eligible: u8,
 }
 
 impl Default for LlrSetup {
@@ -111,6 +115,7 @@ impl Default for LlrSetup {
             flush_action: FrameAction::BestEffort,
             re_init_on_flush: true,
             pcs_lost_timeout: Time::ZERO,
+            eligible: 0xFF,
         }
     }
 }
@@ -399,6 +404,12 @@ impl LlrLink {
     /// The receiver's state.
     pub fn rx_state(&self) -> RxState {
         self.rx_state
+    }
+
+    /// Are frames of egress queue (or priority) `queue` numbered and replayed?
+    #[inline]
+    pub fn covers(&self, queue: u8) -> bool {
+        self.setup.eligible & (1 << (queue & 7)) != 0
     }
 
     /// Frames in the replay buffer.

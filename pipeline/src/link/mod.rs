@@ -136,7 +136,10 @@ impl LinkLayer {
     #[inline(always)]
     pub fn may_send(&self, queue: u8, len: u32) -> bool {
         self.cbfc.as_ref().is_none_or(|c| c.may_send(queue, len))
-            && self.llr.as_ref().is_none_or(|l| l.may_send(len))
+            && self
+                .llr
+                .as_ref()
+                .is_none_or(|l| !l.covers(queue) || l.may_send(len))
     }
 
     /// A data frame `pkt` from egress queue `queue` starts at `start`: counted, the wire
@@ -145,13 +148,14 @@ impl LinkLayer {
     /// nothing was sent.
     #[inline(always)]
     pub fn start_data(&mut self, start: Time, pkt: &mut Packet, queue: u8) -> bool {
-        if let Some(l) = &mut self.llr {
-            if l.start(pkt, start) == Admit::Discard {
-                self.tx.touch();
-                return false;
+        match &mut self.llr {
+            Some(l) if l.covers(queue) => {
+                if l.start(pkt, start) == Admit::Discard {
+                    self.tx.touch();
+                    return false;
+                }
             }
-        } else {
-            pkt.hop = Hop::PLAIN;
+            _ => pkt.hop = Hop::PLAIN,
         }
         self.tx.start(start, pkt.len);
         if let Some(c) = &mut self.cbfc {

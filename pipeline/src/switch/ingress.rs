@@ -136,7 +136,7 @@ impl Switch {
     /// Classify: traffic class from DSCP or PCP, then PG and queue; fill metadata.
     pub(super) fn classify(&self, port: usize, h: &Parsed, pkt: &mut Packet, now: Time) {
         let q = &self.cfg.qos;
-        let pcp = h.outer_vlan().map(|v| v.pcp);
+        let tag = h.outer_vlan().map(|v| (v.pcp, v.dei));
         // Past at most two tags, the IP header starts within 22 bytes (fits the u8).
         let (dscp, ecn, ip) = match h.l3 {
             L3::V4 {
@@ -147,7 +147,7 @@ impl Switch {
             } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset as u8)),
             _ => (None, 0, IpAt::None),
         };
-        let tc = q.classify(dscp, pcp);
+        let tc = q.classify_tagged(dscp, tag);
         let m = &mut pkt.meta;
         m.in_port = port as u16;
         m.tc = tc;

@@ -1,11 +1,24 @@
-//! Header builder for generated frames: Ethernet, optional VLAN tag, IPv4, UDP and an
-//! optional RoCEv2 BTH, with length fields describing a frame of a declared size whose
+//! Header builder for generated frames: Ethernet, optional VLAN tag, IPv4 or IPv6, UDP and
+//! an optional RoCEv2 BTH, with length fields describing a frame of a declared size whose
 //! payload is never materialized. Built on etherparse's header types.
 
 use crate::wire::rocev2::{emit_bth, BTH_LEN, ICRC_LEN, ROCEV2_PORT};
 use etherparse::{
-    EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, UdpHeader, VlanId, VlanPcp,
+    EtherType, Ethernet2Header, IpNumber, Ipv4Header, Ipv6Header, SingleVlanHeader, UdpHeader,
+    VlanId, VlanPcp,
 };
+
+/// The IPv6 prefix generated frames use: 2001:db8::/96 (RFC 3849's documentation prefix)
+/// with the host's IPv4 address in the last 32 bits.
+pub const IPV6_PREFIX: [u8; 12] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/// The IPv6 address a host of IPv4 address `v4` has in generated frames.
+pub fn ipv6_of(v4: [u8; 4]) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    a[..12].copy_from_slice(&IPV6_PREFIX);
+    a[12..].copy_from_slice(&v4);
+    a
+}
 
 /// The headers of one generated frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +33,9 @@ pub struct FrameSpec {
     pub src_ip: [u8; 4],
     /// Destination IPv4 address.
     pub dst_ip: [u8; 4],
+    /// Send over IPv6 instead: the addresses are then [`ipv6_of`] the IPv4 ones, DSCP and
+    /// ECN in the traffic class, hop limit 64.
+    pub ipv6: bool,
     /// DSCP (0–63).
     pub dscp: u8,
     /// ECN (0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).
@@ -44,8 +60,8 @@ pub enum BuildError {
 }
 
 impl FrameSpec {
-    /// Frame bytes besides the payload: Ethernet (and tag), IPv4, UDP, BTH and ICRC when
-    /// RoCEv2, FCS (62 bytes for untagged RoCEv2).
+    /// Frame bytes besides the payload: Ethernet (and tag), IPv4 (or IPv6), UDP, BTH and
+    /// ICRC when RoCEv2, FCS (62 bytes for untagged RoCEv2 over IPv4, 82 over IPv6).
     pub fn overhead(&self) -> u32 {
         let l2 = 14 + if self.vlan.is_some() { 4 } else { 0 };
         let l4 = 8 + if self.bth.is_some() {
@@ -53,7 +69,16 @@ impl FrameSpec {
         } else {
             0
         };
-        l2 + 20 + l4 + 4
+        l2 + self.ip_header_len() + l4 + 4
+    }
+
+    /// Bytes of the IP header: 20 (IPv4) or 40 (IPv6).
+    fn ip_header_len(&self) -> u32 {
+        if self.ipv6 {
+            40
+        } else {
+            20
+        }
     }
 
     /// Smallest frame length (FCS included) these headers fit in (64 at least).
@@ -79,13 +104,18 @@ impl FrameSpec {
         out.reserve_exact((self.overhead() - icrc - 4) as usize);
         let l2 = 14 + if self.vlan.is_some() { 4 } else { 0 };
         let ip_total = self.len - 4 - l2;
+        let ip_type = if self.ipv6 {
+            EtherType::IPV6
+        } else {
+            EtherType::IPV4
+        };
         let eth = Ethernet2Header {
             source: self.src_mac,
             destination: self.dst_mac,
             ether_type: if self.vlan.is_some() {
                 EtherType::VLAN_TAGGED_FRAME
             } else {
-                EtherType::IPV4
+                ip_type
             },
         };
         out.extend_from_slice(&eth.to_bytes());
@@ -94,23 +124,32 @@ impl FrameSpec {
                 pcp: VlanPcp::try_new(pcp).map_err(|_| BuildError::FieldRange)?,
                 drop_eligible_indicator: false,
                 vlan_id: VlanId::try_new(vid).map_err(|_| BuildError::FieldRange)?,
-                ether_type: EtherType::IPV4,
+                ether_type: ip_type,
             };
             out.extend_from_slice(&tag.to_bytes());
         }
-        let mut ip = Ipv4Header::new(
-            (ip_total - 20) as u16,
-            64,
-            IpNumber::UDP,
-            self.src_ip,
-            self.dst_ip,
-        )
-        .map_err(|_| BuildError::FieldRange)?;
-        ip.dscp = etherparse::IpDscp::try_new(self.dscp).map_err(|_| BuildError::FieldRange)?;
-        ip.ecn = etherparse::IpEcn::try_new(self.ecn).map_err(|_| BuildError::FieldRange)?;
-        ip.dont_fragment = true;
-        ip.header_checksum = ip.calc_header_checksum();
-        out.extend_from_slice(&ip.to_bytes());
+        let udp_len = ip_total - self.ip_header_len();
+        if self.ipv6 {
+            let ip = Ipv6Header {
+                traffic_class: (self.dscp << 2) | self.ecn,
+                flow_label: Default::default(),
+                payload_length: udp_len as u16,
+                next_header: IpNumber::UDP,
+                hop_limit: 64,
+                source: ipv6_of(self.src_ip),
+                destination: ipv6_of(self.dst_ip),
+            };
+            out.extend_from_slice(&ip.to_bytes());
+        } else {
+            let mut ip =
+                Ipv4Header::new(udp_len as u16, 64, IpNumber::UDP, self.src_ip, self.dst_ip)
+                    .map_err(|_| BuildError::FieldRange)?;
+            ip.dscp = etherparse::IpDscp::try_new(self.dscp).map_err(|_| BuildError::FieldRange)?;
+            ip.ecn = etherparse::IpEcn::try_new(self.ecn).map_err(|_| BuildError::FieldRange)?;
+            ip.dont_fragment = true;
+            ip.header_checksum = ip.calc_header_checksum();
+            out.extend_from_slice(&ip.to_bytes());
+        }
         let udp = UdpHeader {
             source_port: self.src_port,
             destination_port: if self.bth.is_some() {
@@ -118,7 +157,7 @@ impl FrameSpec {
             } else {
                 self.dst_port
             },
-            length: (ip_total - 20) as u16,
+            length: udp_len as u16,
             checksum: 0,
         };
         out.extend_from_slice(&udp.to_bytes());
@@ -142,6 +181,7 @@ mod tests {
             vlan: Some((10, 3)),
             src_ip: [198, 18, 0, 1],
             dst_ip: [198, 18, 0, 2],
+            ipv6: false,
             dscp: 3,
             ecn: 2,
             src_port: 1234,

@@ -13,6 +13,7 @@ fn spec(pattern: Pattern, limit: Limit) -> FlowSpec {
             vlan: None,
             src_ip: [198, 18, 0, 1],
             dst_ip: [198, 18, 0, 2],
+            ipv6: false,
             dscp: 3,
             ecn: 2,
             src_port: 1,

@@ -68,6 +68,7 @@ impl Host {
             vlan: None,
             src_ip: ip,
             dst_ip: peer_ip,
+            ipv6: false,
             dscp,
             ecn: 0,
             src_port: 49_152,

@@ -30,6 +30,7 @@ fn flow(ecn: u8) -> FlowTx {
             vlan: None,
             src_ip: [198, 18, 0, 1],
             dst_ip: [198, 18, 0, 2],
+            ipv6: false,
             dscp: 3,
             ecn,
             src_port: 49_152,

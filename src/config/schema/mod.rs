@@ -182,6 +182,7 @@ pub struct FlowRaw {
     pub src: Val<String>,
     pub dst: Val<String>,
     pub protocol: Option<Val<String>>,
+    pub ip: Option<Val<String>>,
     pub dscp: Option<Val<i64>>,
     pub ecn: Option<Val<String>>,
     pub frame: Option<Val<Scalar>>,

@@ -284,6 +284,8 @@ pub struct LlrRaw {
     pub flush_action: Option<Val<String>>,
     /// Initialise again at once after a FLUSH (default true).
     pub re_init_on_flush: Option<Val<bool>>,
+    /// Traffic classes whose frames are numbered and replayed (default: all).
+    pub tcs: Option<Val<Vec<Val<i64>>>>,
 }
 
 /// `cbfc:` — UE credit-based flow control settings of a switch's CBFC ports.
@@ -431,6 +433,8 @@ pub struct QosRaw {
     pub dscp_to_tc: Option<Val<BTreeMap<String, Val<i64>>>>,
     /// PCP → TC.
     pub dot1p_to_tc: Option<Val<BTreeMap<String, Val<i64>>>>,
+    /// PCP → TC of drop-eligible frames (DEI 1).
+    pub dei_to_tc: Option<Val<BTreeMap<String, Val<i64>>>>,
     /// TC → PG.
     pub tc_to_pg: Option<Val<BTreeMap<String, Val<i64>>>>,
     /// TC → queue.

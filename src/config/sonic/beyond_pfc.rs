@@ -201,5 +201,7 @@ fn profile_raw(cx: &Ctx, name: &str, e: &Entry, ports: Vec<Val<String>>) -> Resu
         flush_action: action("flush_action"),
         // SONiC's phase I always re-initialises after a FLUSH.
         re_init_on_flush: None,
+        // SONiC's LLR_PORT covers every class of the port.
+        tcs: None,
     })
 }

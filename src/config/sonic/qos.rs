@@ -143,6 +143,8 @@ pub fn resolve(cx: &Ctx) -> Result<Val<QosRaw>> {
             // No map bound: SAI puts everything in class 0.
             dscp_to_tc: dscp_to_tc.or_else(|| Some(bare(zero_map()))),
             dot1p_to_tc: dot1p_to_tc.or_else(|| Some(bare(zero_map()))),
+            // SONiC's DOT1P_TO_TC_MAP has no DEI: drop-eligible frames map alike.
+            dei_to_tc: None,
             tc_to_pg: tc_to_pg.or_else(|| Some(bare(zero_map()))),
             tc_to_queue: tc_to_queue.or_else(|| Some(bare(zero_map()))),
             tc_to_dot1p: None,

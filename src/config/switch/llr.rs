@@ -8,7 +8,7 @@ use crate::config::scenario::Attach;
 use crate::config::schema::{LlrRaw, Scalar, SwitchRaw, Val};
 use crate::config::values::line;
 use lossless_buffer_model::{Bytes, Time};
-use lossless_pipeline::config::PortConfig;
+use lossless_pipeline::config::{PortConfig, QosConfig};
 use lossless_pipeline::link::llr::{LlrSetup, MAX_OUTSTANDING_FRAMES};
 
 type Result<T> = std::result::Result<T, Diag>;
@@ -24,13 +24,23 @@ pub fn resolve(
     raw_sw: &SwitchRaw,
     ports: &mut [PortConfig],
     attach: &[Option<Attach>],
+    qos: &QosConfig,
 ) -> Result<()> {
     let Some(raw) = raw_sw.llr.as_ref() else {
         return Ok(());
     };
     let k = sw.at("llr");
     let r = &raw.value;
-    let base = profile(d, &k, r)?;
+    let mut base = profile(d, &k, r)?;
+    if let Some(list) = &r.tcs {
+        // LLR numbers frames as they leave a queue: the queues of the eligible classes.
+        let mut queues = 0u8;
+        for v in &list.value {
+            let tc = d.int_in(v, &k.at("tcs"), 0, 7, "traffic class ")? as usize;
+            queues |= 1 << qos.tc_to_queue[tc];
+        }
+        base.setup.eligible = queues;
+    }
     if r.enabled.as_ref().is_some_and(|e| !e.value) {
         return Ok(());
     }

@@ -82,7 +82,7 @@ pub fn resolve(
     };
     cbfc::resolve(d, &key, sw, &mut ports, &attach, &qos, pipeline_latency)?;
     cbfc::reserve_all(&mut plan, &ports, &qos);
-    llr::resolve(d, &key, sw, &mut ports, &attach)?;
+    llr::resolve(d, &key, sw, &mut ports, &attach, &qos)?;
     let trim = trimming::resolve(d, &key, sw, &mut ports, &qos, &plan)?;
     trimming::check_lossless(d, &key, sw, &ports, &qos, &plan)?;
     headroom::check(d, &key, &ports, &attach, &plan);

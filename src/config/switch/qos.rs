@@ -29,6 +29,11 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
         }
     };
     let dot1p_to_tc = map(&q.dot1p_to_tc, "dot1p_to_tc")?;
+    // A drop-eligible frame is classified as any other unless the map says otherwise.
+    let dei_to_tc = match &q.dei_to_tc {
+        Some(m) => d.prio_map(m, &k.at("dei_to_tc"), dot1p_to_tc, 7)?,
+        None => dot1p_to_tc,
+    };
     let tc_to_pg = map(&q.tc_to_pg, "tc_to_pg")?;
     let tc_to_queue = map(&q.tc_to_queue, "tc_to_queue")?;
     let tc_to_dot1p = match &q.tc_to_dot1p {
@@ -105,6 +110,7 @@ pub fn resolve(d: &Diags, sw: &Key, q: &QosRaw) -> Result<QosConfig> {
         trust,
         dscp_to_tc,
         dot1p_to_tc,
+        dei_to_tc,
         tc_to_pg,
         tc_to_queue,
         tc_to_dot1p,

@@ -8,7 +8,7 @@ use crate::config::diag::{Diag, Key};
 use crate::config::scenario::{FlowDef, HostSpec};
 use crate::config::schema::{FlowRaw, RcRaw, Val};
 use crate::config::values::{line, list_or_none};
-use crate::config::words::{PatternKind, Protocol, TransportKind};
+use crate::config::words::{IpVersion, PatternKind, Protocol, TransportKind};
 use lossless_buffer_model::{Bytes, Rate, Time};
 use lossless_pipeline::config::{Forwarding, QosConfig};
 use lossless_pipeline::wire::build::FrameSpec;
@@ -39,6 +39,29 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
     let vlan = vlan(cx, &k, r)?;
     let (hs, hd) = (&hosts[src], &hosts[dst]);
     let sw = &cx.switches[hs.attach.switch].config;
+    let ip = d.opt_word(&r.ip, &k.at("ip"))?.unwrap_or(IpVersion::V4);
+    if ip == IpVersion::V6 {
+        let why = if protocol == Protocol::Tcp {
+            Some("TCP hosts speak IPv4 here (smoltcp's IPv4 stack)")
+        } else if r.transport.is_some() || r.messages.is_some() || r.message_size.is_some() {
+            Some("RC queue pairs run over IPv4 here")
+        } else if cx
+            .switches
+            .iter()
+            .any(|s| matches!(s.config.forwarding, Forwarding::L3 { .. }))
+        {
+            Some("routed switches here have IPv4 routes only: IPv6 flows cross L2 switches")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return d.error(
+                r.ip.as_ref().and_then(line),
+                &k.at("ip"),
+                format!("an IPv6 flow is an open-loop UDP or RoCEv2 one: {why}"),
+            );
+        }
+    }
     if protocol == Protocol::Tcp {
         let spec = super::tcp::resolve(cx, (i, &k, f), (hs, hd), (dscp, vlan), &name)?;
         return Ok(FlowDef { spec, src, dst });
@@ -55,6 +78,7 @@ pub fn resolve(cx: &PatchPanel, i: usize, f: &Val<FlowRaw>, hosts: &[HostSpec]) 
         .unwrap_or(defaults::FRAME);
     let mut headers = headers(cx, i, (hs, hd), protocol, (dscp, ecn.bits()), frame);
     headers.vlan = vlan;
+    headers.ipv6 = ip == IpVersion::V6;
     if let Some(p) = &r.src_port {
         headers.src_port = p.value;
     }
@@ -134,6 +158,7 @@ pub(super) fn headers(
         vlan: None,
         src_ip: hs.ip,
         dst_ip: hd.ip,
+        ipv6: false,
         dscp,
         ecn,
         src_port: defaults::SRC_PORT_BASE + (i as u16 % 16_384),
