@@ -297,3 +297,22 @@ fn a_headroom_overhead_that_leaves_no_headroom() {
         "is not above the chip's headroom overhead",
     );
 }
+
+/// A rate without a unit is refused, naming the key and suggesting the unit: `speed: 100`
+/// used to be taken as 100 bit/s in silence (a run at 0.000 Gb/s that `check` called OK).
+#[test]
+fn a_rate_without_a_unit_is_refused_naming_the_key() {
+    let e = err(&with("speed: 100G", "speed: 100"));
+    assert_err(
+        &e,
+        4,
+        "tor.ports.speed",
+        "a rate with its unit, such as 100G",
+    );
+    let text = format!(
+        "{BASE}hosts:\n  - {{name: h0, attach: tor:Ethernet0}}\n  - {{name: h1, attach: tor:Ethernet1}}\nflows:\n  - {{name: f, src: h1, dst: h0, pattern: cbr, rate: 10}}\n"
+    );
+    let e = err(&text);
+    assert!(e.key.ends_with("rate"), "{e}");
+    assert!(e.to_string().contains("such as 100G"), "{e}");
+}

@@ -30,7 +30,7 @@ const LLR: &str =
 const PLAIN: &str = "    qos: {trust: dscp, dscp_to_tc: {default: 1, 3: 3}, pfc_enable: [3]}\n";
 
 /// A channel's counters in a `cbfc` section.
-fn vc<'a>(cbfc: &'a Value, n: u64) -> &'a Value {
+fn vc(cbfc: &Value, n: u64) -> &Value {
     cbfc["vcs"]
         .as_array()
         .unwrap()

@@ -753,6 +753,17 @@ impl Mmu {
         self.limit_of(&self.pgs[slot(port, pg)])
     }
 
+    /// The most shared buffer PG `pg` of `port` can hold now, bytes: its limit, but no more
+    /// than it holds plus what its pool has free (a lossy PG's dynamic limit α·free with
+    /// α = 8 is eight times what the pool could ever give it).
+    pub fn pg_reach_bytes(&self, port: usize, pg: usize) -> u64 {
+        let p = &self.pgs[slot(port, pg)];
+        let pool = &self.pools[p.pool];
+        let used = pool.shared_used + self.reserved_in_use(p.pool);
+        let free = pool.size_cells.saturating_sub(used) * self.cell;
+        self.limit_of(p).min(p.shared_used * self.cell + free)
+    }
+
     /// The XON level of PG `pg` of `port` now, bytes: max(xon, limit − xon_offset).
     pub fn pg_xon_level_bytes(&self, port: usize, pg: usize) -> u64 {
         self.xon_level_of(&self.pgs[slot(port, pg)])

@@ -443,6 +443,19 @@ fn parse_rate(s: &str, zero_ok: bool) -> Result<Rate, UnitError> {
         },
     };
     let (n, unit) = split_number(s).ok_or_else(err)?;
+    if unit.is_empty() && !(zero_ok && n.mantissa == 0) {
+        // `speed: 100` is almost never 100 bit/s: a rate says its unit.
+        return Err(UnitError {
+            input: s.to_string(),
+            expected: if zero_ok {
+                "a rate with its unit, such as 100G for 100 Gb/s (a bare number has none: \
+                 write 100b/s for bits per second; 0 alone stops)"
+            } else {
+                "a rate with its unit, such as 100G for 100 Gb/s (a bare number has none: \
+                 write 100b/s if you mean bits per second)"
+            },
+        });
+    }
     let prefix = ["bits/s", "bit/s", "bps", "b/s", "bit", "b"]
         .iter()
         .find_map(|suffix| unit.strip_suffix(suffix))
@@ -623,9 +636,24 @@ mod tests {
         assert_eq!(Bytes(750_125_952).approx(), "750.126MB");
         assert_eq!(Bytes(1518).approx(), "1518B");
         assert_eq!(Bytes(16_000_000).approx(), "16MB");
-        for bad in ["", "G", "12X", "1.2.3G", "0G", "-5G", "1.0000001b"] {
+        for bad in [
+            "",
+            "G",
+            "12X",
+            "1.2.3G",
+            "0G",
+            "-5G",
+            "1.0000001b",
+            "100",
+            "10",
+        ] {
             assert!(bad.parse::<Rate>().is_err(), "{bad}");
         }
+        // A bare number is not taken as bits per second; an explicit unit is.
+        let e = "100".parse::<Rate>().unwrap_err().to_string();
+        assert!(e.contains("100G"), "{e}");
+        assert!("100".parse::<RateOrZero>().is_err());
+        assert_eq!("100b/s".parse::<Rate>().unwrap(), Rate(100));
         assert!("1.5B".parse::<Bytes>().is_err());
         // One range however a size is written.
         assert_eq!("1TiB".parse::<Bytes>().unwrap(), Bytes::MAX_SIZE);

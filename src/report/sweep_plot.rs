@@ -4,7 +4,9 @@
 //! throughputs (`…_bps`) in Gbit/s, times (`…_ps`) in µs or ms, sizes (`…_bytes`) in KB or
 //! MB; metrics that are not numbers (lists, maps) stay in the table only.
 
-use super::plot::{err, num, page, palette, with_legend, Entry, Res, Stroke, W};
+use super::plot::{
+    err, header, header_h, num, page, palette, with_legend, Entry, Figure, Res, Stroke, W,
+};
 use plotters::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -64,7 +66,14 @@ pub fn write(
     let mut files = Vec::new();
     let mut figures = Vec::new();
     if !panels.is_empty() {
-        let svg = draw(key, values, panels)?;
+        let f = Figure {
+            title: format!("{title}: each metric against {key}"),
+            caption: format!(
+                "One panel per metric, its columns as lines over the swept values of {key} (points only where the values are names, not quantities); each metric in its unit"
+            ),
+            axis: None,
+        };
+        let svg = draw(&f, key, values, panels)?;
         let path = dir.join("sweep.svg");
         lossless_sys::output::write_whole(&path, svg.as_bytes()).map_err(|e| e.to_string())?;
         files.push(path);
@@ -77,10 +86,15 @@ pub fn write(
     Ok(files)
 }
 
-/// How a metric's values are drawn: the divisor and the unit to name, from the path's
-/// suffix and the largest value.
+/// How a metric's values are drawn: the divisor and the unit to name, from the unit its
+/// path names (the last segment ending in `_bps`, `_ps` or `_bytes`, so that
+/// `collectives.ar.time_ps.p99` is a time) and the largest value.
 fn unit_of(metric: &str, largest: f64) -> (f64, &'static str) {
-    let metric = crate::sweep::fold_of(metric).1;
+    let inner = crate::sweep::fold_of(metric).1;
+    let metric = inner
+        .rsplit('.')
+        .find(|seg| seg.ends_with("_bps") || seg.ends_with("_ps") || seg.ends_with("_bytes"))
+        .unwrap_or(inner);
     if metric.ends_with("_bps") {
         (1e9, " (Gb/s)")
     } else if metric.ends_with("_ps") {
@@ -100,12 +114,56 @@ fn unit_of(metric: &str, largest: f64) -> (f64, &'static str) {
     }
 }
 
-fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
+/// Are the swept values quantities (`5m`, `1e-4`, `3`), which a line may join, or names
+/// (`pfc`, `cbfc`), which it may not?
+fn quantities(values: &[String]) -> bool {
+    values.iter().all(|v| {
+        v.trim_start_matches(['-', '+'])
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '.')
+    })
+}
+
+/// A column's legend: the parts of its path a `*` of the metric stood for (`a` for
+/// `flows.a.throughput_bps` of `flows.*.throughput_bps`), else the metric's last segment;
+/// at most 32 characters, so that it fits beside the chart.
+fn legend(metric: &str, column: &str) -> String {
+    let inner = crate::sweep::fold_of(metric).1;
+    let stars: Vec<&str> = inner
+        .split('.')
+        .zip(column.split('.'))
+        .filter(|(m, _)| *m == "*")
+        .map(|(_, c)| c)
+        .collect();
+    let label = if stars.is_empty() || column == metric {
+        inner.rsplit('.').next().unwrap_or(inner).to_string()
+    } else {
+        stars.join(".")
+    };
+    if label.chars().count() > 32 {
+        let tail: String = label
+            .chars()
+            .rev()
+            .take(31)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        format!("…{tail}")
+    } else {
+        label
+    }
+}
+
+fn draw(f: &Figure, key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
     let mut svg = String::new();
     {
         let h = PANEL_H * panels.len() as u32;
-        let root = SVGBackend::with_string(&mut svg, (W, h)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (W, h + header_h(f))).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
+        let root = header(&root, f)?;
+        let joined = quantities(values);
         let n = values.len();
         // One segment per swept value, labelled with it.
         let label = |x: &SegmentValue<usize>| match x {
@@ -122,12 +180,18 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
             let (scale, unit) =
                 unit_of(&p.metric, all.clone().fold(0.0, |m: f64, y| m.max(y.abs())));
             let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
-            let (lo, hi) = ((lo / scale).min(0.0), (hi / scale).max(lo / scale + 1e-9));
+            let (lo, hi) = ((lo / scale).min(0.0), hi / scale);
+            // A flat metric (all 0, say) still gets an axis with distinct ticks.
+            let hi = if hi - lo < 1e-9 {
+                lo + (lo.abs() * 0.1).max(1.0)
+            } else {
+                hi
+            };
             let entries: Vec<Entry> = p
                 .columns
                 .iter()
                 .enumerate()
-                .map(|(i, (name, _))| (name.clone(), palette(i), Stroke::Solid))
+                .map(|(i, (name, _))| (legend(&p.metric, name), palette(i), Stroke::Solid))
                 .collect();
             let area = with_legend(area, &entries)?;
             let mut chart = ChartBuilder::on(&area)
@@ -153,9 +217,11 @@ fn draw(key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
                     .enumerate()
                     .filter_map(|(x, y)| y.map(|y| (SegmentValue::CenterOf(x), y / scale)))
                     .collect();
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                    .map_err(err)?;
+                if joined {
+                    chart
+                        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                        .map_err(err)?;
+                }
                 chart
                     .draw_series(
                         pts.iter()

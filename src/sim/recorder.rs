@@ -715,7 +715,14 @@ impl Recorder {
                     rec.headroom.push(i, st.headroom_used * cell);
                     if rec.shared.any() || rec.headroom.any() {
                         // Levels from the first sample with data on.
-                        rec.xoff_level.set(i, mmu.pg_limit_bytes(p, pg));
+                        // A lossy PG's level is where it drops: no higher than its
+                        // pool lets it reach.
+                        let level = if rec.lossless {
+                            mmu.pg_limit_bytes(p, pg)
+                        } else {
+                            mmu.pg_reach_bytes(p, pg)
+                        };
+                        rec.xoff_level.set(i, level);
                         if rec.lossless {
                             rec.xon_level.set(i, mmu.pg_xon_level_bytes(p, pg));
                         }

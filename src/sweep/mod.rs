@@ -248,6 +248,14 @@ pub fn metric(report: &Value, path: &str) -> Vec<(String, Value)> {
     }
 }
 
+/// What names an entry of a list in a path: its `name` (switches, flows, hosts) or, for a
+/// switch's ports, its `port` (`Ethernet0`).
+fn entry_name(e: &Value) -> Option<&str> {
+    e.get("name")
+        .or_else(|| e.get("port"))
+        .and_then(Value::as_str)
+}
+
 /// The values at a dotted `path`, one per entry a `*` expands to.
 fn walk(report: &Value, path: &str) -> Vec<(String, Value)> {
     let mut out = vec![(String::new(), report.clone())];
@@ -264,19 +272,14 @@ fn walk(report: &Value, path: &str) -> Vec<(String, Value)> {
             match (v, seg) {
                 (Value::Array(a), "*") => {
                     for (i, e) in a.into_iter().enumerate() {
-                        let name = e
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .map_or(i.to_string(), String::from);
+                        let name = entry_name(&e).map_or(i.to_string(), String::from);
                         next.push((join(&label, &name), e));
                     }
                 }
                 (Value::Array(a), s) => {
                     let hit = match s.parse::<usize>() {
                         Ok(k) => a.into_iter().nth(k),
-                        Err(_) => a
-                            .into_iter()
-                            .find(|e| e.get("name").and_then(Value::as_str) == Some(s)),
+                        Err(_) => a.into_iter().find(|e| entry_name(e) == Some(s)),
                     };
                     if let Some(e) = hit {
                         next.push((join(&label, s), e));
@@ -352,7 +355,7 @@ pub fn unknown_metric(report: &Value, path: &str) -> String {
     all.sort();
     let near: Vec<String> = all.into_iter().take(5).map(|(_, p)| p).collect();
     format!(
-        "--metric {path}: the report has no such value (nearest: {}; lists take `*`, an index or a name)",
+        "--metric {path}: the report has no such value (nearest: {}; lists take `*`, an index, or a name: a switch's, flow's or host's `name`, a port's `port` such as Ethernet0)",
         near.join(", ")
     )
 }
@@ -369,6 +372,25 @@ mod tests {
         assert!(e.contains("nearest: totals.drops"), "{e}");
         let e = unknown_metric(&r, "flows.*.throughput");
         assert!(e.contains("flows.*.throughput_bps"), "{e}");
+    }
+
+    #[test]
+    fn a_port_is_named_by_its_port_name_in_a_metric_path() {
+        let r: Value = serde_json::json!({"switches": [{"name": "tor", "ports": [
+            {"port": "Ethernet0", "queues": [{"tx_packets": 5}]},
+            {"port": "Ethernet1", "queues": [{"tx_packets": 7}]}]}]});
+        let v = metric(&r, "switches.tor.ports.Ethernet1.queues.0.tx_packets");
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].1, serde_json::json!(7));
+        let all = metric(&r, "switches.tor.ports.*.queues.0.tx_packets");
+        let labels: Vec<&str> = all.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "switches.tor.ports.Ethernet0.queues.0.tx_packets",
+                "switches.tor.ports.Ethernet1.queues.0.tx_packets"
+            ]
+        );
     }
 
     const YAML: &str = "name: x\nswitches:\n  - &s\n    name: a\n    ports: {count: 2, cable: 2m}\n  - {<<: *s, name: b}\nlinks:\n  - {a: a:Ethernet1, b: b:Ethernet0}\n";

@@ -208,7 +208,7 @@ pub(crate) struct Figure {
 }
 
 /// Height of a figure's header for `caption` (a title line and the caption's lines).
-fn header_h(f: &Figure) -> u32 {
+pub(crate) fn header_h(f: &Figure) -> u32 {
     24 + 16 * wrap(&f.caption, 150).len() as u32 + 6
 }
 
@@ -519,12 +519,14 @@ pub(crate) fn lines_laid_out(
     })
 }
 
-/// A figure of panels, each with its own series, reference levels (dashed) and y range:
-/// one panel per `(series, refs)`.
+/// One panel of [`panels_of_lines`]: its series and its reference levels (dashed).
+pub(crate) type Panel = (Vec<Series>, Vec<(String, f64)>);
+
+/// A figure of panels, each with its own series, reference levels (dashed) and y range.
 pub(crate) fn panels_of_lines(
     cx: &Ctx,
     f: &Figure,
-    panels: &[(Vec<Series>, Vec<(String, f64)>)],
+    panels: &[Panel],
     y_desc: &str,
 ) -> Res<Option<String>> {
     if panels.is_empty() || cx.rec.times.len() < 2 {

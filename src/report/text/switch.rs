@@ -43,6 +43,7 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
 /// included, as SONiC lists them.
 pub(super) fn table(o: &mut String, sw: &SwitchReport, t: super::Table) {
     let _ = writeln!(o, "switch {}", sw.name);
+    let before = o.len();
     match t {
         super::Table::Pfc => {
             pfcstat(o, &sw.ports, true);
@@ -57,6 +58,18 @@ pub(super) fn table(o: &mut String, sw: &SwitchReport, t: super::Table) {
         super::Table::Llr => super::link::llr(o, &sw.ports, true),
         super::Table::Trim => trimming(o, &sw.ports),
         super::Table::Ledger => {}
+    }
+    if o.len() == before {
+        // Say so rather than print nothing: the switch has no port of that kind.
+        let none = match t {
+            super::Table::Cbfc => "no port speaks CBFC (qos.flow_control: cbfc)",
+            super::Table::Llr => "no port speaks LLR (llr:)",
+            super::Table::Trim => {
+                "no queue trims (trimming:, a queue profile's packet_discard_action: trim)"
+            }
+            _ => "nothing to show",
+        };
+        let _ = writeln!(o, "  {none}");
     }
 }
 
