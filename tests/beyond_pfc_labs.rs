@@ -87,8 +87,21 @@ fn cbfc_vs_pfc_answers() {
         (3 * 80 * 1536..=3 * 85 * 1536).contains(&cq),
         "CBFC queue {cq}"
     );
-    let lat = f(&flow(&cbfc, "b")["latency_ps"]["p50"]) / 1e6;
-    assert!((29.0..33.0).contains(&lat), "CBFC latency {lat} µs");
+    // 235 to 241 frames ahead (about 79 a port), at 123.04 ns each, plus the 1.75 µs path.
+    for name in ["a", "b", "c"] {
+        let l = &flow(&cbfc, name)["latency_ps"];
+        let (lo, hi) = (f(&l["min"]) / 1e6, f(&l["max"]) / 1e6);
+        assert!(
+            lo >= 235.0 * 0.12304 + 1.746 - 0.1 && hi <= 241.0 * 0.12304 + 1.746 + 0.1,
+            "{name}: {lo}–{hi} µs"
+        );
+    }
+    near(
+        f(&flow(&cbfc, "b")["latency_ps"]["p50"]) / 1e6,
+        31.0,
+        0.01,
+        "CBFC median latency",
+    );
     for p in ["Ethernet1", "Ethernet2", "Ethernet3"] {
         let v = &port(&cbfc, 0, p)["cbfc"]["vcs"][0];
         assert_eq!(u(&v["vc"]), 3);
@@ -126,6 +139,21 @@ fn cbfc_vs_pfc_answers() {
     assert_eq!(u(&far_pfc["totals"]["lossless_drops"]), 0);
     let sum: f64 = ["a", "b", "c"].iter().map(|n| gbps(&far_pfc, n)).sum();
     near(sum, 98.70, 0.01, "PFC at 2 km, h0's link");
+    // The shares move: a down, b and c up, victim takes what a leaves of h1's link.
+    near(gbps(&far_pfc, "a"), 30.4, 0.01, "a under PFC at 2 km");
+    near(gbps(&far_pfc, "b"), 34.2, 0.01, "b under PFC at 2 km");
+    near(
+        gbps(&far_pfc, "victim"),
+        68.5,
+        0.01,
+        "victim under PFC at 2 km",
+    );
+    near(
+        gbps(&far_pfc, "victim") + gbps(&far_pfc, "a"),
+        98.70,
+        0.005,
+        "h1's link under PFC at 2 km",
+    );
 
     // 5. A lossy link with and without CC_Updates (the last 2 ms of the run).
     let lossy = |cc: &str| {
@@ -159,8 +187,29 @@ fn cbfc_vs_pfc_answers() {
     let without = run(&lossy("cc_interval: 250ms"), "lab-no-cc.json", &[]);
     assert_eq!(gbps(&without, "a"), 0.0);
     assert_eq!(gbps(&without, "victim"), 0.0);
+    let last = |name: &str| u(&flow(&without, name)["last_rx_ps"]) as f64 / 1e9;
+    near(last("victim"), 1.52, 0.01, "victim's last frame, ms");
+    near(last("a"), 15.51, 0.01, "a's last frame, ms");
     near(gbps(&without, "b"), 98.70 / 2.0, 0.01, "b without h1");
     assert_eq!(u(&without["totals"]["drops"]), 0);
+
+    // 6. One credit limit for the port: victim sends one frame for each of a's.
+    let per_port = run(
+        &lab(
+            "cbfc-vs-pfc",
+            &[("cc_interval: 256us}", "cc_interval: 256us, mode: per_port}")],
+        ),
+        "lab-per-port.json",
+        &[],
+    );
+    near(
+        gbps(&per_port, "victim"),
+        gbps(&per_port, "a"),
+        0.01,
+        "victim = a",
+    );
+    near(gbps(&per_port, "victim"), 32.0, 0.02, "victim per port");
+    assert_eq!(u(&per_port["totals"]["drops"]), 0);
 }
 
 #[test]
@@ -240,6 +289,119 @@ fn llr_lossy_link_answers() {
     assert_eq!(u(&low_off["collectives"][0]["retransmitted_packets"]), 96);
     near(iter(&low_on, "p99"), 1.1609, 0.0005, "1e-5 LLR p99");
     near(iter(&low_off, "p99"), 1.1610, 0.0005, "1e-5 no LLR p99");
+    // 3 and 5. ACKs per data frame, and what their ordered sets take of the line.
+    let hosts = on["hosts"].as_array().unwrap();
+    let frames: u64 = hosts.iter().map(|h| u(&h["tx_packets"])).sum();
+    let acks: u64 = on["switches"][0]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| u(&p["llr"]["tx_ack_ctl_os"]))
+        .sum();
+    near(acks as f64 / frames as f64, 0.89, 0.01, "ACKs per frame");
+    let wire: u64 = hosts
+        .iter()
+        .map(|h| u(&h["tx_bytes"]) + 20 * u(&h["tx_packets"]))
+        .sum();
+    let host_acks: u64 = hosts.iter().map(|h| u(&h["llr"]["tx_ack_ctl_os"])).sum();
+    near(
+        8.0 * host_acks as f64 / wire as f64 * 100.0,
+        0.19,
+        0.03,
+        "ACK overhead, %",
+    );
+    // 7. drops 154: frames discarded behind a bad one, each replayed.
+    assert_eq!(u(&on["totals"]["drops"]), 154);
+    let d = &on["switches"][0]["drops_by_reason"];
+    assert_eq!(u(&d["llr_discard"]), 91);
+    assert_eq!(u(&on["engine"]["host_drops"]), 63);
+    assert_eq!(u(&d["bad_fcs"]), 120);
+    // 8. 1e-3: LLR holds; RC alone waits for its 4.296 s timeout.
+    let high = |en: &str, n: &str| {
+        run(
+            &lab(
+                "llr-lossy-link",
+                &[
+                    ("frame_error_rate: 1e-4", "frame_error_rate: 1e-3"),
+                    ("enabled: true", en),
+                ],
+            ),
+            n,
+            &[],
+        )
+    };
+    let (high_on, high_off) = (
+        high("enabled: true", "llr-lab-high-on.json"),
+        high("enabled: false", "llr-lab-high-off.json"),
+    );
+    near(iter(&high_on, "max"), 1.174, 0.001, "1e-3 LLR slowest, ms");
+    assert_eq!(u(&high_on["collectives"][0]["retransmitted_packets"]), 15);
+    assert_eq!(
+        u(&high_off["collectives"][0]["retransmitted_packets"]),
+        12_479
+    );
+    near(
+        iter(&high_off, "max"),
+        4_296.0,
+        0.001,
+        "1e-3 no LLR slowest, ms",
+    );
+    // 1e-2: one replay FLUSHes and leaves RC a timeout; three hold.
+    let replays = |n: &str| {
+        run(
+            &lab(
+                "llr-lossy-link",
+                &[
+                    ("frame_error_rate: 1e-4", "frame_error_rate: 1e-2"),
+                    (
+                        "llr: {enabled: true}",
+                        &format!("llr: {{enabled: true, max_replay_count: {n}}}"),
+                    ),
+                ],
+            ),
+            &format!("llr-lab-1e-2-{n}.json"),
+            &[],
+        )
+    };
+    let flushes = |r: &Value| -> u64 {
+        let sw: u64 = r["switches"][0]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| u(&p["llr"]["tx_flush"]))
+            .sum();
+        let h: u64 = r["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| u(&h["llr"]["tx_flush"]))
+            .sum();
+        sw + h
+    };
+    let one = replays("1");
+    assert_eq!(flushes(&one), 118);
+    assert_eq!(u(&one["collectives"][0]["retransmitted_packets"]), 4_276);
+    near(
+        iter(&one, "max"),
+        4_296.2,
+        0.001,
+        "1e-2, one replay, slowest, ms",
+    );
+    let three = replays("3");
+    assert_eq!(flushes(&three), 0);
+    assert_eq!(u(&three["collectives"][0]["retransmitted_packets"]), 0);
+    near(
+        iter(&three, "p50"),
+        1.218,
+        0.001,
+        "1e-2, three replays, p50, ms",
+    );
+    near(
+        iter(&three, "max"),
+        1.231,
+        0.001,
+        "1e-2, three replays, slowest, ms",
+    );
 }
 
 #[test]
@@ -316,4 +478,59 @@ fn trimming_answers() {
     // 7. Trimming costs PFC's tail +10.5 %, and beats drops 2,800 times over.
     near(tail_ms(trim) / tail_ms(pfc), 1.105, 0.002, "trim / PFC");
     assert!(tail_ms(drop) / tail_ms(trim) > 2_800.0);
+    // 4. Queue 1 peaks at 5,556 frames of five 256-byte cells (491.6 µs of frames), queue
+    // 5 at 4,695 copies of one cell.
+    assert_eq!(u(&q(1)["watermark_bytes"]), 5_556 * 1_280);
+    assert_eq!(u(&q(5)["watermark_bytes"]), 4_695 * 256);
+    near(5_556.0 * 1106.0 * 8.0 / 100e3, 491.6, 0.0005, "queue 1, µs");
+    let lossy = run(
+        &lab("trimming", &[("dscp: 1, frame", "dscp: 8, frame")]),
+        "trim-lab-drops.json",
+        &[],
+    );
+    let worst = lossy["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| u(&f["latency_ps"]["max"]))
+        .max()
+        .unwrap();
+    near(
+        worst as f64 / 1e6,
+        491.8,
+        0.001,
+        "largest one-way latency, µs",
+    );
+
+    // 8. A strict-priority trim queue of 256-byte copies: ingress drops, no NAK, three
+    // flows on the 4.295 s timer; the run still ends (at 4.298 s).
+    let strict = run(
+        &lab(
+            "trimming",
+            &[
+                (
+                    "qos: {pfc_enable: [3, 4]}",
+                    "qos: {pfc_enable: [3, 4], scheduler: {\"5\": {type: strict}}}",
+                ),
+                ("size: 128B", "size: 256B"),
+            ],
+        ),
+        "trim-lab-strict.json",
+        &[],
+    );
+    let d = &strict["switches"][0]["drops_by_reason"];
+    assert_eq!(u(&d["ingress_limit"]), 9_536);
+    let fcts: Vec<u64> = strict["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| u(&f["fct_ps"]))
+        .collect();
+    assert_eq!(fcts.iter().filter(|&&t| t < 4_600_000_000).count(), 5);
+    assert_eq!(
+        fcts.iter()
+            .filter(|&&t| (4_297_000_000_000..4_299_000_000_000).contains(&t))
+            .count(),
+        3
+    );
 }

@@ -513,3 +513,42 @@ fn a_lost_nack_without_a_replay_timer_is_warned_of_and_ends_the_run_as_a_stall()
     assert_eq!(u(&flow(&r, "a")["rx_packets"]), 25);
     assert_eq!(port(&r, 0, "Ethernet1")["llr"]["rx_state"], "nack_sent");
 }
+
+/// A corrupted last frame still arrives (bad): the receiver NACKs it at once and the sender
+/// replays it, no timer needed. h1 sends 10 frames of 1000 bytes (81.6 ns each at 100G,
+/// 2 m cables: 10 ns). Clean, the last reaches h0 at 1,417.6 ns. Corrupted, it arrives bad
+/// at the switch; the NACK (an 8-byte ordered set, 0.64 ns) crosses back (10 ns), h1 replays
+/// the frame (81.6 ns) over the cable (10 ns): 102.24 ns later, 1,519.84 ns. Lost whole, no
+/// NACK comes: the replay timer (3.324 µs) sends it again.
+#[test]
+fn a_corrupted_last_frame_is_nacked_at_once() {
+    let last = |name: &str, events: &str| {
+        let body = format!(
+            "{}flows:\n  - {{name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1000B, packets: 10}}\n{events}",
+            hosts(2, "0")
+        );
+        let r = run(
+            &scenario(
+                &format!("{name}.yaml"),
+                &one_switch(name, 2, "2m", "    llr: {}\n", &body),
+            ),
+            &format!("{name}.json"),
+            &[],
+        );
+        assert_eq!(u(&flow(&r, "a")["rx_packets"]), 10, "{name}");
+        u(&flow(&r, "a")["last_rx_ps"])
+    };
+    let clean = last("llr-last-clean", "");
+    assert_eq!(clean, 1_417_600);
+    let bad = last(
+        "llr-last-bad",
+        "events:\n  - {at: 0ns, port: h1, corrupt: {frames: data, nth: 10}}\n",
+    );
+    assert_eq!(bad - clean, 102_240);
+    let lost = last(
+        "llr-last-lost",
+        "events:\n  - {at: 0ns, port: h1, lose: {frames: data, nth: 10}}\n",
+    );
+    assert!(lost - clean > 3_324_480, "{}", lost - clean);
+    assert!(lost - clean < 3_324_480 + 100_000, "{}", lost - clean);
+}

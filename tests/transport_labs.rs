@@ -78,9 +78,24 @@ fn lossy_incast_waits_for_the_ack_timeout_where_a_tail_was_lost() {
     assert!(stalled >= 1);
     // Why go-back-N resends the rest of a message: the packet that reveals a hole waits
     // through the full queue, longer than a sender takes to send its whole message.
-    let q = r["switches"][0]["ports"][0]["queues"][3]["watermark_bytes"].clone();
-    let queue_delay_ps = u(&q) * 80;
+    // The buffer counts 256-byte cells, five to a 1086-byte frame: 7,112,448 bytes of cells
+    // are 5,556 frames, 491.6 µs of them at 88.48 ns each (docs/labs/lossy-vs-lossless.md).
+    let q = u(&r["switches"][0]["ports"][0]["queues"][3]["watermark_bytes"]);
+    assert_eq!(q, 7_112_448);
+    let frames = q / 1_280;
+    assert_eq!(frames, 5_556);
+    let queue_delay_ps = frames * W1K;
+    assert_eq!(queue_delay_ps, 491_594_880);
     assert!(queue_delay_ps > 1954 * W1K, "{queue_delay_ps}");
+    let worst = flows(&r)
+        .iter()
+        .map(|f| u(&f["latency_ps"]["max"]))
+        .max()
+        .unwrap();
+    assert!(
+        (491_500_000..492_000_000).contains(&worst),
+        "the last frame waited the queue out: {worst}"
+    );
 }
 
 /// The one-loss lab without its event.
