@@ -754,3 +754,61 @@ fn a_cbfc_run_plots_credits_in_use_against_the_limit() {
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(html.contains("CBFC credits: on each credited channel"));
 }
+
+/// An LLR run's figures include each port's NACKs and replayed frames over time.
+#[test]
+fn an_llr_run_plots_nacks_and_replays() {
+    let dir = tmp("plots-llr");
+    plot("llr-lossy-link", &dir, &["--duration", "3ms"]);
+    let path = dir.join("llr.svg");
+    check_svg(&path);
+    let t = texts(&std::fs::read_to_string(&path).unwrap());
+    assert!(t.iter().any(|x| x.ends_with(": NACKs sent")), "{t:?}");
+    assert!(t.iter().any(|x| x.ends_with(": frames replayed")), "{t:?}");
+}
+
+/// A sweep whose values span 1 ms to 4 s (drop, trim or pause an incast) draws that metric
+/// on a log axis, and codes in no order (DSCPs 3, 8, 1) as points, not a line.
+#[test]
+fn a_sweep_spanning_decades_goes_on_a_log_axis() {
+    let dir = tmp("plots-sweep-log");
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = root().join("configs/labs/trimming.yaml");
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--sweep",
+        "flows.f1.dscp=3,8,1",
+        "--metric",
+        "max(flows.*.fct_ps)",
+        "--metric",
+        "totals.drops",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = std::fs::read_to_string(dir.join("sweep.svg")).unwrap();
+    let t = texts(&svg);
+    assert!(
+        t.iter().any(|x| x == "max(flows.*.fct_ps) (ms), log scale"),
+        "{t:?}"
+    );
+    assert!(t.iter().any(|x| x == "totals.drops"), "{t:?}");
+    // A joined series is a polyline of three points; legends' are of two.
+    let joined = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|p| {
+            let pts = p
+                .split("points=\"")
+                .nth(1)
+                .unwrap_or("")
+                .split('"')
+                .next()
+                .unwrap_or("");
+            pts.split_whitespace().count() >= 3
+        })
+        .count();
+    assert_eq!(joined, 0, "codes in no order are not joined");
+}

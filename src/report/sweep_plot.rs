@@ -114,15 +114,35 @@ fn unit_of(metric: &str, largest: f64) -> (f64, &'static str) {
     }
 }
 
-/// Are the swept values quantities (`5m`, `1e-4`, `3`), which a line may join, or names
-/// (`pfc`, `cbfc`), which it may not?
+/// Are the swept values quantities in order (`5m, 100m, 2000m`; `1e-5, 1e-4`), which a
+/// line may join, or names (`pfc, cbfc`) or codes in no order (DSCPs `3, 8, 1`), which it
+/// may not? A value's number is what it starts with; its unit must be the others'.
 fn quantities(values: &[String]) -> bool {
-    values.iter().all(|v| {
-        v.trim_start_matches(['-', '+'])
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_digit() || c == '.')
-    })
+    let parsed: Option<Vec<(f64, &str)>> = values
+        .iter()
+        .map(|v| {
+            let v = v.trim();
+            let b = v.as_bytes();
+            let end = (0..b.len())
+                .find(|&i| {
+                    let c = b[i];
+                    let after_e = i > 0 && matches!(b[i - 1], b'e' | b'E');
+                    !(c.is_ascii_digit()
+                        || c == b'.'
+                        || ((i == 0 || after_e) && (c == b'-' || c == b'+'))
+                        || ((c == b'e' || c == b'E') && i > 0))
+                })
+                .unwrap_or(b.len());
+            v[..end].parse::<f64>().ok().map(|x| (x, &v[end..]))
+        })
+        .collect();
+    let Some(p) = parsed else {
+        return false;
+    };
+    let same_unit = p.windows(2).all(|w| w[0].1 == w[1].1);
+    let up = p.windows(2).all(|w| w[0].0 < w[1].0);
+    let down = p.windows(2).all(|w| w[0].0 > w[1].0);
+    same_unit && (up || down)
 }
 
 /// A column's legend: the parts of its path a `*` of the metric stood for (`a` for
@@ -154,6 +174,59 @@ fn legend(metric: &str, column: &str) -> String {
     } else {
         label
     }
+}
+
+/// How one metric's panel is drawn.
+struct Panel2<'a> {
+    caption: &'a str,
+    key: &'a str,
+    label: &'a dyn Fn(&SegmentValue<usize>) -> String,
+    joined: bool,
+    n: usize,
+}
+
+/// Draw one metric's columns `pts` on `area` with the y axis `y` (linear or log).
+fn panel<DB: DrawingBackend, Y>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    s: &Panel2,
+    y: Y,
+    pts: &[Vec<(SegmentValue<usize>, f64)>],
+) -> Res<()>
+where
+    Y: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+    Y::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .margin(10)
+        .margin_right(20)
+        .caption(s.caption, ("sans-serif", 16))
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0..s.n - 1).into_segmented(), y)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_labels(s.n + 1)
+        .x_label_formatter(s.label)
+        .y_label_formatter(&|v| num(*v))
+        .x_desc(s.key)
+        .draw()
+        .map_err(err)?;
+    for (i, col) in pts.iter().enumerate() {
+        let color = palette(i);
+        if s.joined {
+            chart
+                .draw_series(LineSeries::new(col.clone(), color.stroke_width(2)))
+                .map_err(err)?;
+        }
+        chart
+            .draw_series(
+                col.iter()
+                    .map(|p| Circle::new(p.clone(), 4, color.filled())),
+            )
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 fn draw(f: &Figure, key: &str, values: &[String], panels: &[Panel]) -> Res<String> {
@@ -194,43 +267,81 @@ fn draw(f: &Figure, key: &str, values: &[String], panels: &[Panel]) -> Res<Strin
                 .map(|(i, (name, _))| (legend(&p.metric, name), palette(i), Stroke::Solid))
                 .collect();
             let area = with_legend(area, &entries)?;
-            let mut chart = ChartBuilder::on(&area)
-                .margin(10)
-                .margin_right(20)
-                .caption(format!("{}{unit}", p.metric), ("sans-serif", 16))
-                .x_label_area_size(30)
-                .y_label_area_size(70)
-                .build_cartesian_2d((0..n - 1).into_segmented(), lo..hi * 1.1)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_labels(n + 1)
-                .x_label_formatter(&label)
-                .y_label_formatter(&|v| num(*v))
-                .x_desc(key)
-                .draw()
-                .map_err(err)?;
-            for (i, (_, v)) in p.columns.iter().enumerate() {
-                let color = palette(i);
-                let pts: Vec<(SegmentValue<usize>, f64)> = v
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(x, y)| y.map(|y| (SegmentValue::CenterOf(x), y / scale)))
-                    .collect();
-                if joined {
-                    chart
-                        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                        .map_err(err)?;
-                }
-                chart
-                    .draw_series(
-                        pts.iter()
-                            .map(|p| Circle::new(p.clone(), 4, color.filled())),
-                    )
-                    .map_err(err)?;
+            let caption = format!("{}{unit}", p.metric);
+            let pts: Vec<Vec<(SegmentValue<usize>, f64)>> = p
+                .columns
+                .iter()
+                .map(|(_, v)| {
+                    v.iter()
+                        .enumerate()
+                        .filter_map(|(x, y)| y.map(|y| (SegmentValue::CenterOf(x), y / scale)))
+                        .collect()
+                })
+                .collect();
+            // Values that span two decades or more (a 1 ms tail beside a 4 s one) go on a
+            // log axis, where both can be read.
+            let positive = pts.iter().flatten().map(|p| p.1).filter(|y| *y > 0.0);
+            let smallest = positive.clone().fold(f64::MAX, f64::min);
+            let all_positive = pts.iter().flatten().all(|p| p.1 > 0.0);
+            let style = Panel2 {
+                caption: &caption,
+                key,
+                label: &label,
+                joined,
+                n,
+            };
+            if all_positive && smallest < f64::MAX && hi / smallest >= 100.0 {
+                let caption = format!("{caption}, log scale");
+                let style = Panel2 {
+                    caption: &caption,
+                    ..style
+                };
+                let y = (smallest / 2.0..hi * 2.0).log_scale();
+                panel(&area, &style, y, &pts)?;
+            } else {
+                panel(&area, &style, lo..hi * 1.1, &pts)?;
             }
         }
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn only_quantities_in_order_are_joined() {
+        assert!(quantities(&v(&["5m", "100m", "2000m"])));
+        assert!(quantities(&v(&["0", "1e-5", "1e-4", "1e-3"])));
+        assert!(quantities(&v(&["8KiB", "12KiB", "16KiB"])));
+        assert!(!quantities(&v(&["pfc", "cbfc"])), "names");
+        assert!(!quantities(&v(&["3", "8", "1"])), "codes in no order");
+        assert!(!quantities(&v(&["5m", "100us"])), "units differ");
+    }
+
+    #[test]
+    fn legends_name_what_a_star_stood_for() {
+        assert_eq!(
+            legend("flows.*.throughput_bps", "flows.a.throughput_bps"),
+            "a"
+        );
+        assert_eq!(legend("totals.drops", "totals.drops"), "drops");
+        assert_eq!(
+            legend("max(flows.*.fct_ps)", "max(flows.*.fct_ps)"),
+            "fct_ps"
+        );
+        assert!(
+            legend("x.*.y", &format!("x.{}.y", "n".repeat(40)))
+                .chars()
+                .count()
+                <= 32
+        );
+        assert_eq!(unit_of("collectives.ar.time_ps.p99", 4e12).1, " (ms)");
+    }
 }

@@ -9,8 +9,9 @@
 //! and PFC frames per port and lossless priority; per host its pauses, PFC frames and
 //! receive buffer; per flow the frame bits received, counted over their wire time; DCQCN
 //! rates; each switch port's busy time; CE marks per WRED queue; drops by reason; the
-//! bytes each next-hop group steered to each member; and, per credited CBFC channel of a
-//! switch port or host, the credits its sender holds against its limit.
+//! bytes each next-hop group steered to each member; per credited CBFC channel of a
+//! switch port or host, the credits its sender holds against its limit; and per LLR port,
+//! the NACKs it sent and the frames it replayed.
 
 use super::{HostNode, SwitchNode};
 use lossless_buffer_model::{priorities_in, Time, PRIORITIES};
@@ -244,6 +245,17 @@ pub struct CreditSeries {
     pub used: Series,
 }
 
+/// One switch port or host NIC that speaks LLR: what it asked for and what it sent again.
+#[derive(Clone, Debug, Default)]
+pub struct LlrSeries {
+    /// `switch:Port` or the host.
+    pub port: String,
+    /// NACKs it had sent, in all (its receiver asking for a replay).
+    pub nacks: Series,
+    /// Frames it had replayed, in all (its sender answering a NACK or its timer).
+    pub replayed: Series,
+}
+
 /// Everything recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Recording {
@@ -283,6 +295,8 @@ pub struct Recording {
     pub groups: Vec<GroupSeries>,
     /// Credited CBFC channels: switch ports' first, then hosts'.
     pub credits: Vec<CreditSeries>,
+    /// LLR ports: switch ports' first, then hosts'.
+    pub llr: Vec<LlrSeries>,
 }
 
 /// Samples the network into a [`Recording`] every `interval`, keeping at most
@@ -387,6 +401,10 @@ impl Recorder {
         for c in &mut r.credits {
             c.used.hold(i);
         }
+        for l in &mut r.llr {
+            l.nacks.hold(i);
+            l.replayed.hold(i);
+        }
     }
 
     /// Merge the samples in pairs and double the interval: a level keeps the peak of the
@@ -448,6 +466,10 @@ impl Recorder {
         for c in &mut r.credits {
             c.used.coarsen(n, max);
         }
+        for l in &mut r.llr {
+            l.nacks.coarsen(n, last);
+            l.replayed.coarsen(n, last);
+        }
         self.interval = Time(self.interval.as_ps() * 2);
         r.interval = self.interval;
         r.coarsened += 1;
@@ -506,6 +528,9 @@ impl Recorder {
         }
         for c in &r.credits {
             mix(&mut h, c.used.at(i));
+        }
+        for l in &r.llr {
+            mix(&mut h, l.nacks.at(i) ^ l.replayed.at(i).rotate_left(32));
         }
         h
     }
@@ -589,6 +614,23 @@ impl Recorder {
         for h in hosts {
             credit_series(&mut r.credits, h.host.name.clone(), &h.host.link);
         }
+        for s in switches {
+            let c = s.sw.config();
+            for (p, port) in s.sw.ports().iter().enumerate() {
+                if port.link.llr().is_some() {
+                    r.llr.push(LlrSeries {
+                        port: format!("{}:{}", c.name, c.ports[p].name),
+                        ..LlrSeries::default()
+                    });
+                }
+            }
+        }
+        for h in hosts.iter().filter(|h| h.host.link.llr().is_some()) {
+            r.llr.push(LlrSeries {
+                port: h.host.name.clone(),
+                ..LlrSeries::default()
+            });
+        }
         r.drops.push(DropSeries {
             node: "hosts".into(),
             reason: "nic".into(),
@@ -641,6 +683,7 @@ impl Recorder {
         self.rec.times.push(now);
         self.switches(i, now, switches);
         self.credits(i, switches, hosts);
+        self.llr(i, switches, hosts);
         let r = &mut self.rec;
         for (h, rec) in hosts.iter().zip(&mut r.hosts) {
             let host = &h.host;
@@ -678,6 +721,24 @@ impl Recorder {
         }
         let fp = self.fingerprint(i);
         self.last.replace(fp) != Some(fp)
+    }
+
+    /// Sample `i` of every LLR port's NACKs and replayed frames.
+    fn llr(&mut self, i: usize, switches: &[SwitchNode], hosts: &[HostNode]) {
+        if self.rec.llr.is_empty() {
+            return;
+        }
+        let links = switches
+            .iter()
+            .flat_map(|s| s.sw.ports().iter().map(|p| &p.link))
+            .chain(hosts.iter().map(|h| &h.host.link));
+        let mut k = 0;
+        for l in links.filter_map(|l| l.llr()) {
+            let rec = &mut self.rec.llr[k];
+            rec.nacks.push(i, l.counters.tx_nack_ctl_os);
+            rec.replayed.push(i, l.counters.tx_replayed_frames);
+            k += 1;
+        }
     }
 
     /// Sample `i` of every credited channel's credits in use.

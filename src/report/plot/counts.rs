@@ -1,7 +1,8 @@
 //! Counts: `ecn.svg` (the share of frames each WRED queue marked CE), `drops.svg` (frames
 //! dropped by switch and reason, in all; lossless drops in red), `groups.svg` (the
-//! bytes each next-hop group member carried, as Gb/s) and `credits.svg` (the credits each
-//! CBFC sender holds on a channel, against the limit its peer gave). Marks and group bytes are counted
+//! bytes each next-hop group member carried, as Gb/s), `credits.svg` (the credits each
+//! CBFC sender holds on a channel, against the limit its peer gave) and `llr.svg` (the
+//! NACKs each LLR port sent and the frames it replayed, in all). Marks and group bytes are counted
 //! at an instant (a frame's dequeue, its forwarding), so they are shown over a window of
 //! samples ([`super::rates::window_starts`]) rather than per sample.
 
@@ -113,4 +114,19 @@ pub(super) fn credits(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
         ));
     }
     super::panels_of_lines(cx, f, &panels, "credits")
+}
+
+/// LLR over time: per port that sent a NACK or replayed a frame, both counts in all.
+pub(super) fn llr(cx: &Ctx, f: &Figure) -> Res<Option<String>> {
+    let rec = cx.rec;
+    let mut series: Vec<Series> = Vec::new();
+    for l in rec.llr.iter().filter(|l| l.nacks.any() || l.replayed.any()) {
+        for (what, s) in [("NACKs sent", &l.nacks), ("frames replayed", &l.replayed)] {
+            let pts = (0..rec.times.len())
+                .map(|i| (us(rec.times[i]), s.at(i) as f64))
+                .collect();
+            series.push((format!("{}: {what}", l.port), pts));
+        }
+    }
+    lines(cx, f, &series, &[], "in all", &[])
 }

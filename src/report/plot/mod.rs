@@ -16,7 +16,8 @@
 //!   iteration's end.
 //! * [`counts`]: `ecn.svg` (share marked CE per WRED queue), `drops.svg` (drops by reason
 //!   over time, lossless ones in red), `groups.svg` (each group member's share of its
-//!   group's bytes), `credits.svg` (CBFC credits in use per channel against its limit).
+//!   group's bytes), `credits.svg` (CBFC credits in use per channel against its limit),
+//!   `llr.svg` (LLR NACKs sent and frames replayed per port over time).
 
 mod axis;
 mod buffers;
@@ -169,6 +170,8 @@ pub fn write(
     )?;
     let f = fig("credits", format!("CBFC credits: on each credited channel that carried frames, the credits its sender holds (consumed, not yet returned by the receiver's CF_Updates) against the limit the receiver gave it (dashed); a sender at its limit waits for credits; {sampled}{shaded}"));
     add("credits.svg", f.caption.clone(), counts::credits(&cx, &f)?)?;
+    let f = fig("llr", format!("Link-level retry: on each port that had to, the NACKs it sent (its receiver saw a bad frame or a gap) and the frames it replayed (its sender answered a NACK or its replay timer), in all, up to each sample; a step is a repair; {sampled}{shaded}"));
+    add("llr.svg", f.caption.clone(), counts::llr(&cx, &f)?)?;
     let f = fig("links", format!("Utilisation of each switch port that sent traffic: the share of the last {averaged} its transmitter was busy; {sampled}{shaded}"));
     add("links.svg", f.caption.clone(), rates::links(&cx, &f)?)?;
     let _ = every;
