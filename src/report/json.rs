@@ -538,6 +538,7 @@ pub fn report(o: &Outcome) -> Report {
         drops: st.link_down_drops + st.unconnected_drops + st.host_drops,
         pfc_in_flight: st.pfc_in_flight,
         injected_drops: o.injected.iter().map(|[a, b]| a + b).sum(),
+        queued_at_end_frames: o.switches.iter().map(|s| s.queued_frames()).sum(),
         ..Totals::default()
     };
     let switches = o

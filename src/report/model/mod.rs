@@ -124,6 +124,9 @@ pub struct Totals {
     pub pause_tx_frames: u64,
     /// Frames lost on the wire on purpose (link error rates, `drop` events); not in `drops`.
     pub injected_drops: u64,
+    /// Frames still queued in the switches when the run ended (sent, not yet received:
+    /// why a flow's `tx_packets` can exceed its `rx_packets` with nothing dropped).
+    pub queued_at_end_frames: u64,
 }
 
 /// The simulator's own counters.

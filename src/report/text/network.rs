@@ -175,6 +175,22 @@ pub(super) fn flows(o: &mut String, r: &Report) {
             waited.join(", ")
         );
     }
+    // tx/pkts counts frames sent, rx/pkts frames received: say where the difference is.
+    let (tx, rx): (u64, u64) = r
+        .flows
+        .iter()
+        .fold((0, 0), |(t, x), f| (t + f.tx_packets, x + f.rx_packets));
+    if tx > rx {
+        let t = &r.totals;
+        let _ = writeln!(
+            o,
+            "  {} frames sent were not received: {} were still queued in the switches when the run ended, the rest on the wires or lost ({} dropped, {} lost on the wire on purpose, all flows together)",
+            tx - rx,
+            t.queued_at_end_frames,
+            t.drops,
+            t.injected_drops
+        );
+    }
 }
 
 pub(super) fn hosts(o: &mut String, r: &Report) {
