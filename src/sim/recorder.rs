@@ -732,12 +732,9 @@ impl Recorder {
             .iter()
             .flat_map(|s| s.sw.ports().iter().map(|p| &p.link))
             .chain(hosts.iter().map(|h| &h.host.link));
-        let mut k = 0;
-        for l in links.filter_map(|l| l.llr()) {
-            let rec = &mut self.rec.llr[k];
+        for (l, rec) in links.filter_map(|l| l.llr()).zip(&mut self.rec.llr) {
             rec.nacks.push(i, l.counters.tx_nack_ctl_os);
             rec.replayed.push(i, l.counters.tx_replayed_frames);
-            k += 1;
         }
     }
 
