@@ -90,11 +90,17 @@ fn lossy_queue_drops_within_the_tests_margin_one_before_tomahawks_nominal() {
 }
 
 /// The lossy watermark tests at pkts_num_trig_egr_drp + margin packets, where every
-/// watermark has stopped: queue 0's 9,877 shared cells (+ 8 reserved), PG 0's 9,885 (it
-/// reserves none; egress-dropped packets are never charged at ingress), the
-/// egress_lossy_pool slice's 9,877. SONiC expects 9,887 − 1 − 8 = 9,878 shared cells:
-/// QSharedWatermarkTest lossy (margin 8) and BufferPoolWatermarkTest lossy (−1 … +2
-/// cells) hold, and PGSharedWatermarkTest lossy's Broadcom bounds are upper ones only.
+/// watermark has stopped: queue 0's 9,877 shared cells (+ 8 reserved), the
+/// egress_lossy_pool slice's 9,877, and PG 0's 9,886: it reserves none, and it counts a
+/// packet before the queue's limit is met (`first_limit: ingress`), so its watermark saw
+/// the first packet the queue dropped, the 9,886th. SONiC expects 9,887 − 1 − 8 = 9,878
+/// shared cells: QSharedWatermarkTest lossy (margin 8) and BufferPoolWatermarkTest lossy
+/// (−1 … +2 cells) hold. PGSharedWatermarkTest lossy (fill_min 0, fill_shared = 9,887 − 1
+/// = 9,886, one cell a packet, margin 2) asserts only an upper bound where the platform is
+/// `broadcom` (the Force10-S6100), but the Arista-7060CX's is `broadcom-legacy-th`
+/// (sonic-buildimage device/arista/x86_64-arista_7060_cx32s/platform_asic), which takes the
+/// generic branch: 9,886 ≤ watermark ≤ 9,886 + 2 + 1 cells once the pool overflows. The
+/// watermark that never saw the dropped packet (9,885) missed that lower bound by a cell.
 #[test]
 fn lossy_watermarks_stop_where_the_queue_drops() {
     let shared = max_shared();
@@ -103,7 +109,7 @@ fn lossy_watermarks_stop_where_the_queue_drops() {
         let q = u(&port(&r, 0)["queues"][0]["watermark_bytes"]);
         assert_eq!(q, (8 + shared) * CELL);
         let pg = u(&port(&r, 1)["pgs"][0]["shared_watermark_bytes"]);
-        assert_eq!(pg, (8 + shared) * CELL);
+        assert_eq!(pg, (8 + shared + 1) * CELL);
         // The destination (kept port 0) is in slice 0.
         let (pool, _) = pool_watermarks(&r, "egress_lossy_pool", 0);
         assert_eq!(pool, shared * CELL);
@@ -115,9 +121,10 @@ fn lossy_watermarks_stop_where_the_queue_drops() {
             pool >= (expected - 1) * CELL && pool <= (expected + 2) * CELL,
             "BufferPool lossy within −1 … +2 cells"
         );
+        let fill_shared = TRIG_EGR_DRP - 1;
         assert!(
-            pg <= (expected + 8 + 2) * CELL,
-            "PGShared lossy, Broadcom's upper bound"
+            pg >= fill_shared * CELL && pg <= (fill_shared + 2 + 1) * CELL,
+            "PGShared lossy, the generic bounds (broadcom-legacy-th)"
         );
     }
 }

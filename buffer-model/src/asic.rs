@@ -104,7 +104,11 @@ impl crate::named::Named for Admission {
 /// refuse it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FirstLimit {
-    /// The ingress PG's, then the egress queue's (`generic`).
+    /// The ingress PG's, then the egress queue's (`generic`, Broadcom): a packet the PG
+    /// admits is counted at ingress before the queue's limit is met, so the PG's and its
+    /// ingress pool's watermarks see it even when the queue then drops it (sonic-mgmt's
+    /// PGSharedWatermarkTest, lossy, on a Tomahawk: the watermark at the drop point is every
+    /// packet sent, the dropped one included).
     #[default]
     Ingress,
     /// The egress queue's, then the ingress PG's: a packet over both is the queue's drop

@@ -625,7 +625,15 @@ impl Mmu {
                 return Err(r);
             }
         };
-        let (er, es) = egress?;
+        let (er, es) = match egress {
+            Ok(plan) => plan,
+            Err(r) => {
+                // Counted at ingress before the queue refused it: the ingress watermarks
+                // saw it, though nothing stays charged.
+                self.see_at_ingress(i, is, ih);
+                return Err(r);
+            }
+        };
         // The limit this frame was tested against, latched if it turns XOFF on (read before
         // anything is committed).
         let limit_now = if crosses {
@@ -745,6 +753,16 @@ impl Mmu {
             }
             None => cells,
         }
+    }
+
+    /// A packet PG slot `i` admitted (`shared` and `headroom` cells) that the egress queue
+    /// then refused: the PG's and its pool's watermarks saw it, and it is charged no more.
+    fn see_at_ingress(&mut self, i: usize, shared: u64, headroom: u64) {
+        let pg = &mut self.pgs[i];
+        pg.shared_watermark = pg.shared_watermark.max(pg.shared_used + shared);
+        pg.headroom_watermark = pg.headroom_watermark.max(pg.headroom_used + headroom);
+        let pool = &mut self.pools[pg.pool];
+        pool.watermark = pool.watermark.max(pool.shared_used + shared);
     }
 
     /// The shared-use limit of PG `pg` of `port` now, bytes (its XOFF point; 0 for a PG

@@ -193,3 +193,23 @@ proptest! {
         }
     }
 }
+
+/// A packet the PG admits and the queue then refuses (`first_limit: ingress`) is seen by the
+/// PG's and the ingress pool's watermarks, and charged to neither: one 1-cell packet into a
+/// queue with no room leaves PG use 0 but its shared watermark 1 cell. Under `first_limit:
+/// egress` the queue refuses it before the PG sees it: the watermark stays 0.
+#[test]
+fn an_egress_drop_is_seen_at_ingress_only_when_ingress_comes_first() {
+    use lossless_buffer_model::asic::FirstLimit;
+    for (first, seen) in [(FirstLimit::Ingress, 1), (FirstLimit::Egress, 0)] {
+        let b = Behaviour {
+            first_limit: first,
+            ..Behaviour::default()
+        };
+        // A queue with no reserve in an empty pool: it refuses everything.
+        let mut m = mmu(0, 0, 0, b);
+        assert!(m.admit(0, 0, 0, 0, 100).is_err(), "{first:?}");
+        assert_eq!(m.pg(0, 0).shared_used, 0, "{first:?}");
+        assert_eq!(m.pg(0, 0).shared_watermark, seen, "{first:?}");
+    }
+}
