@@ -59,6 +59,9 @@ pub struct Responder {
     /// responder reaches them. A trimmed copy leaves the switch from the trim queue and
     /// may overtake whole packets still queued before it, so it says nothing about them.
     trimmed_ahead: BTreeSet<u64>,
+    /// PSNs past the expected one heard of (whole or trimmed): a later copy of one of
+    /// them is a re-send.
+    heard_ahead: BTreeSet<u64>,
     /// Counters.
     pub stats: ResponderStats,
 }
@@ -73,6 +76,7 @@ impl Responder {
             since_ack: 0,
             kept: BTreeMap::new(),
             trimmed_ahead: BTreeSet::new(),
+            heard_ahead: BTreeSet::new(),
             stats: ResponderStats::default(),
         }
     }
@@ -122,10 +126,12 @@ impl Responder {
     /// remembered and NAKed as soon as the packets before it have arrived: a NAK
     /// acknowledges everything before the PSN it carries, so it can never name a later
     /// one, and the packets before may still be queued behind the trimmed copy (NAKing
-    /// them would make a go-back-N sender re-send what was never lost). Under go-back-N, a
-    /// later PSN that arrives trimmed while the NAK of the hole is outstanding needs no NAK
-    /// of its own: the sender re-sends everything from the hole, it included. A trimmed
-    /// copy of a packet already delivered is a duplicate.
+    /// them would make a go-back-N sender re-send what was never lost). Under go-back-N, the
+    /// first copy heard of a later PSN, arriving trimmed while the NAK of the hole is
+    /// outstanding, needs no NAK of its own: it is the original, and the sender re-sends
+    /// everything from the hole, it included. A later copy of a PSN already heard of is
+    /// that re-send, lost again: it is NAKed when reached. A trimmed copy of a packet
+    /// already delivered is a duplicate.
     pub fn on_trimmed(&mut self, psn: u32) -> Option<Reply> {
         let p = unwrap_psn(self.expected, psn);
         self.stats.trimmed += 1;
@@ -134,7 +140,9 @@ impl Responder {
             return Some(self.ack());
         }
         if p > self.expected {
-            if !(self.nak_sent && self.cfg.recovery == Recovery::GoBackN) {
+            let first = self.heard_ahead.insert(p);
+            let resend_coming = first && self.nak_sent && self.cfg.recovery == Recovery::GoBackN;
+            if !resend_coming {
                 self.trimmed_ahead.insert(p);
             }
             return None;
@@ -153,6 +161,7 @@ impl Responder {
         }
         if p > self.expected {
             self.stats.out_of_order += 1;
+            self.heard_ahead.insert(p);
             if self.cfg.recovery == Recovery::Selective {
                 self.kept.insert(p, (payload, last));
             }
@@ -167,6 +176,7 @@ impl Responder {
             self.deliver(payload, last, &mut d);
         }
         self.trimmed_ahead = self.trimmed_ahead.split_off(&self.expected);
+        self.heard_ahead = self.heard_ahead.split_off(&self.expected);
         d.reply = if self.trimmed_ahead.contains(&self.expected) || !self.kept.is_empty() {
             // Another hole right behind: it arrived trimmed, or the packets kept past it
             // say it is lost.
