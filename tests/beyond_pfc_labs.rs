@@ -502,8 +502,9 @@ fn trimming_answers() {
         "largest one-way latency, µs",
     );
 
-    // 8. A strict-priority trim queue of 256-byte copies: ingress drops, no NAK, three
-    // flows on the 4.295 s timer; the run still ends (at 4.298 s).
+    // 8. A strict-priority trim queue of 256-byte copies: a livelock of trims, NAKs and
+    // re-sends; five flows crawl home in about 294 ms, three lose a hole at ingress and
+    // end after a 4.295 s timeout; the run still ends.
     let strict = run(
         &lab(
             "trimming",
@@ -519,18 +520,20 @@ fn trimming_answers() {
         &[],
     );
     let d = &strict["switches"][0]["drops_by_reason"];
-    assert_eq!(u(&d["ingress_limit"]), 9_536);
-    let fcts: Vec<u64> = strict["flows"]
-        .as_array()
-        .unwrap()
+    assert!(u(&d["ingress_limit"]) > 100_000, "{d}");
+    let flows = strict["flows"].as_array().unwrap();
+    let naks: u64 = flows
         .iter()
-        .map(|f| u(&f["fct_ps"]))
-        .collect();
-    assert_eq!(fcts.iter().filter(|&&t| t < 4_600_000_000).count(), 5);
-    assert_eq!(
-        fcts.iter()
-            .filter(|&&t| (4_297_000_000_000..4_299_000_000_000).contains(&t))
-            .count(),
-        3
-    );
+        .map(|f| u(&f["transport"]["naks_received"]))
+        .sum();
+    assert!(naks > 1_000_000, "{naks} NAKs");
+    let fcts: Vec<u64> = flows.iter().map(|f| u(&f["fct_ps"])).collect();
+    let crawled = fcts
+        .iter()
+        .filter(|&&t| (250_000_000_000..350_000_000_000).contains(&t))
+        .count();
+    let timed_out = fcts.iter().filter(|&&t| t > 4_295_000_000_000).count();
+    assert_eq!((crawled, timed_out), (5, 3), "{fcts:?}");
+    let q1 = u(&port(&strict, 0, "Ethernet0")["queues"][1]["tx_packets"]);
+    assert!(q1 < 30_000, "queue 1 forwarded {q1} whole frames");
 }

@@ -454,8 +454,9 @@ fn the_cbfc_exposition_passes_promtool() {
 /// Only a port that speaks CBFC or LLR reads it as its link's messages. The same four
 /// frames injected on Ethernet0 of a switch whose ports speak neither are forwarded at L2
 /// (flooded to Ethernet1: their destination is unknown) and classified by their PCP,
-/// however they would read as messages; on a CBFC port the three untagged ones are refused,
-/// each under the name of what is wrong with it, and the tagged one is data there too.
+/// however they would read as messages; on a CBFC port the four untagged ones are refused,
+/// each under the name of what is wrong with it (a bad CRC-32 among them), and the tagged
+/// one is data there too.
 #[test]
 fn ethertype_88b5_is_data_except_on_a_port_that_speaks_a_link_protocol() {
     // From the destination MAC, without FCS; the declared length is 64 for all.
@@ -463,10 +464,12 @@ fn ethertype_88b5_is_data_except_on_a_port_that_speaks_a_link_protocol() {
     let frames = [
         // Version 0xFF.
         format!("{macs} 88b5 ff01 0300 0001"),
-        // Version 1, message type 9 (undefined).
-        format!("{macs} 88b5 0109 0300 0001"),
-        // Version 1, then cut short (the padding a MAC adds is not held).
-        format!("{macs} 88b5 01"),
+        // Version 2, message type 10 (undefined).
+        format!("{macs} 88b5 020a 0300 0001"),
+        // Version 2, then cut short (the padding a MAC adds is not held).
+        format!("{macs} 88b5 02"),
+        // A CF_Update whose CRC-32 does not match its bytes.
+        format!("{macs} 88b5 0201 0300 0001 0000 0000"),
         // Behind a VLAN tag of PCP 3: a CF_Update's bytes, but tagged.
         format!("{macs} 8100 6000 88b5 0101 0300 0001"),
     ];
@@ -498,10 +501,10 @@ fn ethertype_88b5_is_data_except_on_a_port_that_speaks_a_link_protocol() {
         .map(u)
         .sum();
     assert_eq!(dropped, 0, "{}", r["switches"][0]["drops_by_reason"]);
-    assert_eq!(u(&r["engine"]["unconnected_drops"]), 4);
+    assert_eq!(u(&r["engine"]["unconnected_drops"]), 5);
     let out = port(&r, 0, "Ethernet1");
-    assert_eq!(u(&out["tx_packets"]), 4);
-    assert_eq!(u(&out["queues"][0]["tx_packets"]), 3);
+    assert_eq!(u(&out["tx_packets"]), 5);
+    assert_eq!(u(&out["queues"][0]["tx_packets"]), 4);
     assert_eq!(u(&out["queues"][3]["tx_packets"]), 1);
     // A CBFC switch: the untagged three are its messages, each malformed in its own way.
     let r = run(&file("x88b5-cbfc", "cbfc"), "x88b5-cbfc.json", &[]);
@@ -509,6 +512,7 @@ fn ethertype_88b5_is_data_except_on_a_port_that_speaks_a_link_protocol() {
     assert_eq!(u(&d["link_control_bad_version"]), 1, "{d}");
     assert_eq!(u(&d["link_control_unknown_type"]), 1, "{d}");
     assert_eq!(u(&d["truncated_link_control"]), 1, "{d}");
+    assert_eq!(u(&d["link_control_bad_check"]), 1, "{d}");
     let out = port(&r, 0, "Ethernet1");
     assert_eq!(u(&out["queues"][3]["tx_packets"]), 1);
 }
@@ -603,4 +607,45 @@ fn classes_share_a_channel_beyond_seven_through_tc_to_vc() {
             "queue 4 holds traffic classes on VC 5 and on VC 4",
         ),
     ]);
+}
+
+/// A link that goes down and comes back starts its credits again with the INIT handshake
+/// (docs/link-control.md, "Starting again"): frames in flight were lost with the link,
+/// and each end's counters start from zero. h1 sends 5,000 frames of 1000 bytes (8
+/// credits each) to h0; the switch's port toward h0 is down from 20 to 30 µs. Each end of
+/// that link sends one INIT, accepts the other's and is answered (two resynchronisations
+/// each); from then on the switch's sender and h0's receiver count the same credits, all
+/// returned at the end, and no message is refused. What the link lost is the switch's
+/// `port_down` drops and the frame on the cable; nothing lossless is dropped.
+#[test]
+fn a_link_that_comes_back_starts_its_credits_again() {
+    let f = scenario(
+        "cbfc-link-up.yaml",
+        "name: lu\nseed: 1\nswitches:\n  - name: s\n    ports: {count: 2, speed: 100G, cable: 2m}\n    qos: {trust: dscp, dscp_to_tc: {default: 1, 3: 3}, pfc_enable: [3], flow_control: cbfc}\nhosts:\n  - {name: h0, attach: s:Ethernet0}\n  - {name: h1, attach: s:Ethernet1}\nflows:\n  - {name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1000B, packets: 5000}\nevents:\n  - {at: 20us, port: s:Ethernet0, link: down}\n  - {at: 30us, port: s:Ethernet0, link: up}\n",
+    );
+    let r = run(&f, "cbfc-link-up.json", &[]);
+    let e0 = &port(&r, 0, "Ethernet0")["cbfc"];
+    let h0 = &r["hosts"][0]["cbfc"];
+    for c in [e0, h0] {
+        assert_eq!(u(&c["init_tx"]), 1, "{c}");
+        assert_eq!(u(&c["cbfc_resyncs"]), 2, "{c}");
+        assert_eq!(u(&c["implausible_rx"]), 0, "{c}");
+    }
+    let sent = vc(port(&r, 0, "Ethernet0"), 3);
+    let got = vc(&r["hosts"][0], 3);
+    assert_eq!(
+        u(&sent["sender_credits_consumed"]),
+        u(&got["receiver_credits_consumed"])
+    );
+    assert_eq!(u(&sent["sender_credits_used"]), 0);
+    assert_eq!(
+        u(&got["receiver_credits_freed"]),
+        u(&got["receiver_credits_consumed"])
+    );
+    // Queued at the port (`port_down`) or on the cable (`link_down_drops`) when it went.
+    let lost =
+        u(&r["switches"][0]["drops_by_reason"]["port_down"]) + u(&r["engine"]["link_down_drops"]);
+    assert!(lost > 0);
+    assert_eq!(u(&flow(&r, "a")["rx_packets"]) + lost, 5000);
+    assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
 }

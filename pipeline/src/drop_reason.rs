@@ -51,6 +51,7 @@ reasons! {
     LinkControlBadVersion => "link_control_bad_version", "Link-control message (EtherType 0x88B5, on a port that speaks CBFC or LLR) of a version other than 1.";
     LinkControlUnknownType => "link_control_unknown_type", "Link-control message (EtherType 0x88B5, on a port that speaks CBFC or LLR) of a type the encoding does not define.";
     LinkControlBadChannel => "link_control_bad_channel", "CF_Update (EtherType 0x88B5, on a port that speaks CBFC or LLR) for a channel beyond the 32 CBFC has.";
+    LinkControlBadCheck => "link_control_bad_check", "Link-control message (EtherType 0x88B5, on a port that speaks CBFC or LLR) whose CRC-32 does not match: bits changed on the way.";
     CbfcNotEnabled => "cbfc_not_enabled", "CBFC credit message on a port that does not speak CBFC.";
     LlrNotEnabled => "llr_not_enabled", "LLR control message or numbered frame on a port that does not speak LLR.";
     BadFcs => "bad_fcs", "FCS check failed: the frame was corrupted on the wire (a frame error).";

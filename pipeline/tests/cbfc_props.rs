@@ -86,7 +86,7 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
                 }
             }
         }
-        while let Some(m) = tx.take(now) {
+        while let Some(m) = tx.take(now, &[0; 32]) {
             if !(lossy && chance(&mut rng, c.loss)) {
                 down.push_back((now.max(wire_free) + CABLE, Down::Credit(m)));
             }
@@ -118,7 +118,7 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
                 rx.drained(vc, len);
             }
         }
-        while let Some(m) = rx.take(now) {
+        while let Some(m) = rx.take(now, &[0; 32]) {
             if !(lossy && chance(&mut rng, c.loss)) {
                 up.push_back((now + CABLE, m));
             }

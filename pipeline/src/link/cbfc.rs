@@ -228,6 +228,12 @@ counter_group! {
         cf_update_tx: Counter = "SAI_PORT_STAT_CBFC_NUM_CF_UPDATE_MESSAGES_TX",
         /// CF_Update messages received.
         cf_update_rx: Counter = "SAI_PORT_STAT_CBFC_NUM_CF_UPDATE_MESSAGES_RX",
+        /// Resynchronisations: an INIT of the peer accepted, or this port's INIT answered.
+        cbfc_resyncs: Counter = "lossless: CBFC INIT handshakes completed",
+        /// INIT messages sent (this port's counters start again from zero).
+        init_tx: Counter = "lossless: CBFC INIT messages sent",
+        /// Credit messages refused as impossible (never applied): corrupted, forged, stale.
+        implausible_rx: Counter = "lossless: CBFC messages refused as impossible",
     }
 }
 
@@ -296,18 +302,31 @@ impl CreditSender {
     }
 
     /// A CF_Update for channel `vc` carrying the receiver's freed count `wire` (mod 2^20):
-    /// the credits it frees that the sender did not know of. An update older than what
-    /// the sender knows (it would free more than is held) frees nothing.
-    pub fn credits_freed(&mut self, vc: u8, wire: u32) -> u64 {
+    /// the credits it frees that the sender did not know of. One behind what the sender
+    /// knows is stale (overtaken on the way, or a copy): Some(0). One that would free more
+    /// than is held is impossible (corrupted, forged, or from a receiver whose counters
+    /// restarted): None, and nothing is freed.
+    pub fn credits_freed(&mut self, vc: u8, wire: u32) -> Option<u64> {
         let v = vc as usize;
         let known = self.freed[v] % COUNTER_MODULUS;
         let delta = (wire as u64 + COUNTER_MODULUS - known) % COUNTER_MODULUS;
+        if delta >= COUNTER_MODULUS / 2 {
+            return Some(0);
+        }
         if delta > self.used(v) {
-            return 0;
+            return None;
         }
         self.freed[v] += delta;
         self.port_used -= delta;
-        delta
+        Some(delta)
+    }
+
+    /// Start counting again from `held` per channel: what the peer's receiver still holds
+    /// of this sender's frames (0 after a peer that restarted with an empty buffer).
+    fn restart(&mut self, held: &[u64; VCS]) {
+        self.consumed = *held;
+        self.freed = [0; VCS];
+        self.port_used = held.iter().sum();
     }
 
     /// Consumed count of channel `vc`, as a CC_Update carries it (mod 2^20).
@@ -327,6 +346,9 @@ impl CreditSender {
 /// The receiver side of one port's CBFC: the credits of what it stored and drained.
 #[derive(Clone, Debug)]
 pub struct CreditReceiver {
+    /// Credits of frames in the buffer that belong to no count (they arrived while this
+    /// port's INIT was unanswered): their drain is not announced.
+    uncounted: [u64; VCS],
     consumed: [u64; VCS],
     freed: [u64; VCS],
     /// Most credits held at once per channel (never above its credits: the property).
@@ -345,6 +367,7 @@ impl CreditReceiver {
     /// A receiver with nothing stored.
     pub fn new() -> CreditReceiver {
         CreditReceiver {
+            uncounted: [0; VCS],
             consumed: [0; VCS],
             freed: [0; VCS],
             watermark: [0; VCS],
@@ -372,24 +395,45 @@ impl CreditReceiver {
         self.watermark[v] = self.watermark[v].max(self.held(v));
     }
 
-    /// A frame costing `cost` credits left channel `vc`'s buffer.
+    /// A frame costing `cost` credits left channel `vc`'s buffer (frames that belong to no
+    /// count leave first: the buffer is drained in order).
     pub fn drain(&mut self, vc: u8, cost: u64) {
-        self.freed[vc as usize] += cost;
+        let v = vc as usize;
+        let uncounted = cost.min(self.uncounted[v]);
+        self.uncounted[v] -= uncounted;
+        self.freed[v] += cost - uncounted;
     }
 
     /// A CC_Update: channel `vc`'s sender has consumed `wire` (mod 2^20). Credits of frames
     /// it sent that were never stored (lost on the wire) count as freed; returns them.
-    pub fn resync(&mut self, vc: u8, wire: u32) -> u64 {
+    /// `credits` is what the channel gave its sender: frames lost and not yet given back
+    /// hold the sender's credits, so no more than that can be lost; a count more than
+    /// that ahead of ours is impossible (corrupted, forged): None, not applied. A count
+    /// behind ours loses nothing: frames stored after the update was sent (under LLR, not
+    /// yet acknowledged), or a stale update overtaken on the way.
+    pub fn resync(&mut self, vc: u8, wire: u32, credits: u64) -> Option<u64> {
         let v = vc as usize;
         let known = self.consumed[v] % COUNTER_MODULUS;
         let lost = (wire as u64 + COUNTER_MODULUS - known) % COUNTER_MODULUS;
-        // A count behind ours (frames stored after the update was sent) loses nothing.
         if lost >= COUNTER_MODULUS / 2 {
-            return 0;
+            return Some(0);
+        }
+        if lost > credits {
+            return None;
         }
         self.consumed[v] += lost;
         self.freed[v] += lost;
-        lost
+        Some(lost)
+    }
+
+    /// Start counting again from zero: what is in the buffer now is `held`, its frames
+    /// freed as they drain, so that the peer's sender, told `held`, sees them come back.
+    fn restart(&mut self) -> [u64; VCS] {
+        let held: [u64; VCS] = core::array::from_fn(|v| self.held(v));
+        self.consumed = held;
+        self.freed = [0; VCS];
+        self.announced = [0; VCS];
+        held
     }
 
     /// When the next CF_Update may go out, and for which channel. A channel whose freed
@@ -441,8 +485,31 @@ pub struct CbfcLink {
     pub receiver: CreditReceiver,
     /// Port counters.
     pub counters: CbfcCounters,
+    /// The INIT handshake: where this port and its peer start counting.
+    sync: Sync,
     min_spacing: Time,
     max_spacing: Time,
+}
+
+/// The INIT handshake of one port (docs/link-control.md, "Starting again"). A port whose
+/// counters start from zero (a switch that started, a link that came up) sends INIT with
+/// a generation of its own, every `cc_interval` until its peer answers. A peer that hears
+/// an INIT of a generation it has not seen starts its own counters again for this link —
+/// its sender from zero, its receiver from the credits it still holds of the INIT's
+/// sender — and answers INIT_ECHO with those credits. Until its INIT is answered a port
+/// sends no credited frame and does not count the frames it receives: frames its peer
+/// sent before hearing the INIT arrive before the ECHO (the wire keeps order), and belong
+/// to no count. The ECHO tells its sender how much of its buffer the peer still holds.
+#[derive(Clone, Debug, Default)]
+struct Sync {
+    /// This port's generation (its counters' epoch).
+    generation: u32,
+    /// The INIT is unanswered: when the next is due, and since when it has waited.
+    awaiting: Option<(Time, Time)>,
+    /// The peer's generation whose INIT this port accepted last.
+    peer: Option<u32>,
+    /// An ECHO to send: the generation it answers and the credits held per channel.
+    echo: Option<(u32, Box<[u32; VCS]>)>,
 }
 
 impl CbfcLink {
@@ -453,16 +520,40 @@ impl CbfcLink {
             sender: CreditSender::new(&setup, peer),
             receiver: CreditReceiver::new(),
             counters: CbfcCounters::default(),
+            sync: Sync::default(),
             min_spacing: speed.time_for_bytes_ceil(setup.cf_min_spacing.get()),
             max_spacing: speed.time_for_bytes_ceil(setup.cf_max_spacing.get()),
             setup,
         }
     }
 
-    /// May a frame of `len` bytes start from egress queue `queue` (on its channel)?
+    /// May a frame of `len` bytes start from egress queue `queue` (on its channel)? Not
+    /// on a credited channel while this port's INIT is unanswered.
     pub fn may_send(&self, queue: u8, len: u32) -> bool {
         let vc = self.setup.vc_of_queue(queue);
-        !self.setup.is_credited(vc) || self.sender.may_send(&self.setup, vc, self.setup.cost(len))
+        !self.setup.is_credited(vc)
+            || (self.sync.awaiting.is_none()
+                && self.sender.may_send(&self.setup, vc, self.setup.cost(len)))
+    }
+
+    /// Start counting again from zero as generation `generation` at `now` (a switch that
+    /// started, a link that came up): both halves reset, an INIT due at once, and until
+    /// it is answered no credited frame sent and none received counted. What the buffer
+    /// still holds drains without being announced.
+    pub fn restart(&mut self, generation: u32, now: Time) {
+        self.sender.restart(&[0; VCS]);
+        let held = self.receiver.restart();
+        self.receiver.uncounted = held;
+        self.receiver.consumed = [0; VCS];
+        self.sync.generation = generation;
+        self.sync.awaiting = Some((now, now));
+        self.sync.echo = None;
+    }
+
+    /// Since when this port's INIT has waited for an answer, if it waits (a peer that
+    /// never answers does not speak CBFC).
+    pub fn unanswered_since(&self) -> Option<Time> {
+        self.sync.awaiting.map(|(_, since)| since)
     }
 
     /// A frame of `len` bytes starts from egress queue `queue` (on its channel).
@@ -474,11 +565,17 @@ impl CbfcLink {
     }
 
     /// A frame of traffic class `tc`, `len` bytes, was stored (on the class's channel,
-    /// counted if credited).
+    /// counted if credited — unless this port's INIT is unanswered: the frame belongs to
+    /// no count, and drains without being announced).
     pub fn stored(&mut self, tc: u8, len: u32) {
         let vc = self.setup.vc_of_tc(tc);
         if self.setup.is_credited(vc) {
-            self.receiver.store(vc, self.setup.cost(len));
+            let cost = self.setup.cost(len);
+            if self.sync.awaiting.is_some() {
+                self.receiver.uncounted[vc as usize] += cost;
+            } else {
+                self.receiver.store(vc, cost);
+            }
         }
     }
 
@@ -490,8 +587,15 @@ impl CbfcLink {
         }
     }
 
-    /// When a control message is next due: a CF_Update or a CC_Update.
+    /// When a control message is next due: an INIT_ECHO (at once), an INIT, a CF_Update
+    /// or a CC_Update (none of the last two while this port's INIT is unanswered).
     pub fn next_due(&self) -> Time {
+        if self.sync.echo.is_some() {
+            return Time::ZERO;
+        }
+        if let Some((due, _)) = self.sync.awaiting {
+            return due;
+        }
         let cf = self
             .receiver
             .due(&self.setup, self.min_spacing, self.max_spacing)
@@ -499,15 +603,48 @@ impl CbfcLink {
         cf.min(self.sender.next_cc)
     }
 
+    /// The credits of `frames` (each as the queue it left from and its length) per
+    /// credited channel.
+    pub fn credits_by_channel(&self, frames: impl Iterator<Item = (u8, u32)>) -> [u64; VCS] {
+        let mut out = [0u64; VCS];
+        for (queue, len) in frames {
+            let vc = self.setup.vc_of_queue(queue);
+            if self.setup.is_credited(vc) {
+                out[vc as usize] += self.setup.cost(len);
+            }
+        }
+        out
+    }
+
     /// The control message to send at `now`, if one is due: the CC_Update first (it is
-    /// rare), then one channel's CF_Update.
-    pub fn take(&mut self, now: Time) -> Option<CreditMessage> {
+    /// rare), then one channel's CF_Update. A CC_Update carries each channel's consumed
+    /// count less `in_flight[vc]`: the credits of frames that may still arrive (under LLR,
+    /// those in the replay buffer), which its receiver must not count as lost.
+    pub fn take(&mut self, now: Time, in_flight: &[u64; VCS]) -> Option<CreditMessage> {
+        if let Some((generation, held)) = self.sync.echo.take() {
+            return Some(CreditMessage::InitEcho {
+                generation,
+                credited: self.setup.credited,
+                held,
+            });
+        }
+        if let Some((due, since)) = self.sync.awaiting {
+            if now < due {
+                return None;
+            }
+            self.sync.awaiting = Some((now + self.setup.cc_interval, since));
+            self.counters.init_tx += 1;
+            return Some(CreditMessage::Init {
+                generation: self.sync.generation,
+            });
+        }
         if now >= self.sender.next_cc {
             self.sender.next_cc = now + self.setup.cc_interval;
             self.counters.cc_update_tx += 1;
             let mut consumed = [0u32; VCS];
             for (v, c) in consumed.iter_mut().enumerate() {
-                *c = self.sender.consumed_wire(v);
+                let settled = self.sender.consumed[v] - in_flight[v].min(self.sender.used(v));
+                *c = (settled % COUNTER_MODULUS) as u32;
             }
             return Some(CreditMessage::CcUpdate {
                 credited: self.setup.credited,
@@ -532,30 +669,94 @@ impl CbfcLink {
         })
     }
 
-    /// A credit message from the peer arrived.
+    /// A credit message from the peer arrived. While this port's INIT is unanswered only
+    /// INIT and INIT_ECHO count: updates of the peer's old counters mean nothing now.
     pub fn receive(&mut self, msg: CreditMessage) {
         match msg {
             CreditMessage::CfUpdate { vc, freed } => {
                 self.counters.cf_update_rx += 1;
-                if self.setup.is_credited(vc) {
-                    self.sender.credits_freed(vc, freed);
+                if self.sync.awaiting.is_none()
+                    && self.setup.is_credited(vc)
+                    && self.sender.credits_freed(vc, freed).is_none()
+                {
+                    self.counters.implausible_rx += 1;
                 }
             }
             CreditMessage::CcUpdate { credited, consumed } => {
                 self.counters.cc_update_rx += 1;
+                if self.sync.awaiting.is_some() {
+                    return;
+                }
                 for (v, &c) in consumed.iter().enumerate() {
                     if credited & (1 << v) != 0 && self.setup.is_credited(v as u8) {
-                        self.receiver.resync(v as u8, c);
+                        let credits = self.own_credits(v);
+                        if self.receiver.resync(v as u8, c, credits).is_none() {
+                            self.counters.implausible_rx += 1;
+                        }
                     }
+                }
+            }
+            CreditMessage::Init { generation } => self.hear_init(generation),
+            CreditMessage::InitEcho {
+                generation,
+                credited,
+                held,
+            } => {
+                let answers =
+                    matches!(self.sync.awaiting, Some(_)) && generation == self.sync.generation;
+                if answers {
+                    let held: [u64; VCS] = core::array::from_fn(|v| {
+                        if credited & (1 << v) != 0 {
+                            held[v] as u64
+                        } else {
+                            0
+                        }
+                    });
+                    self.sender.restart(&held);
+                    self.sync.awaiting = None;
+                    self.counters.cbfc_resyncs += 1;
                 }
             }
         }
     }
 
-    /// No credits held either way and every freed credit announced.
+    /// The peer's INIT of `generation`: a new one starts this port's counters for the
+    /// link again (its sender from zero, its receiver from what it holds of the peer's
+    /// frames); any one is answered with those credits.
+    fn hear_init(&mut self, generation: u32) {
+        if self.sync.peer != Some(generation) {
+            self.sync.peer = Some(generation);
+            self.sender.restart(&[0; VCS]);
+            let held = self.receiver.restart();
+            let wire: [u32; VCS] = core::array::from_fn(|v| (held[v] % COUNTER_MODULUS) as u32);
+            self.sync.echo = Some((generation, Box::new(wire)));
+            self.counters.cbfc_resyncs += 1;
+        } else if self.sync.echo.is_none() {
+            // The same INIT again (the ECHO was lost): the same answer.
+            let wire: [u32; VCS] =
+                core::array::from_fn(|v| (self.receiver.consumed[v] % COUNTER_MODULUS) as u32);
+            self.sync.echo = Some((generation, Box::new(wire)));
+        }
+    }
+
+    /// The credits this port's receiver gave channel `v` (its share of the port's in
+    /// per-port mode: the port's).
+    fn own_credits(&self, v: usize) -> u64 {
+        match self.setup.mode {
+            CreditMode::PerVc => self.setup.rx_credits[v] as u64,
+            CreditMode::PerPort => self.setup.port_credits(),
+        }
+    }
+
+    /// No credits held either way, every freed credit announced, no handshake under way.
     pub fn settled(&self) -> bool {
         let r = &self.receiver;
-        self.sender.port_used == 0 && r.consumed == r.freed && r.freed == r.announced
+        self.sender.port_used == 0
+            && r.consumed == r.freed
+            && r.freed == r.announced
+            && r.uncounted == [0; VCS]
+            && self.sync.awaiting.is_none()
+            && self.sync.echo.is_none()
     }
 
     /// Port counters as of now.
@@ -594,6 +795,23 @@ pub enum CreditMessage {
         /// for a control message, and a rare CC_Update must not make that room 128 bytes).
         consumed: Box<[u32; VCS]>,
     },
+    /// Either way: this port's counters start again from zero, as generation
+    /// `generation` (a switch that started, a link that came up). A 64-byte frame.
+    Init {
+        /// The sender's generation.
+        generation: u32,
+    },
+    /// The answer to an INIT: this port started its counters for the link again too, and
+    /// still holds `held` credits of the INIT's sender's frames per channel. A 64-byte
+    /// frame.
+    InitEcho {
+        /// The generation it answers.
+        generation: u32,
+        /// Channels carried, bit = VC.
+        credited: u32,
+        /// Credits held per channel, mod 2^20.
+        held: Box<[u32; VCS]>,
+    },
 }
 
 #[cfg(test)]
@@ -626,7 +844,7 @@ mod tests {
         assert!(!link.may_send(3, 64), "24 of 24 credits held");
         assert!(link.may_send(0, 9216), "VC 0 is not credited");
         // A stale update (freed 0) frees nothing; freed 12 frees one frame's credits.
-        assert_eq!(link.sender.credits_freed(3, 0), 0);
+        assert_eq!(link.sender.credits_freed(3, 0), Some(0));
         link.receive(CreditMessage::CfUpdate { vc: 3, freed: 12 });
         assert_eq!(link.sender.used(3), 12);
         assert!(link.may_send(3, 1518));
@@ -655,7 +873,7 @@ mod tests {
             s.consume(3, 1000);
             total += 1000;
             let wire = (total % COUNTER_MODULUS) as u32;
-            assert_eq!(s.credits_freed(3, wire), 1000, "at {total}");
+            assert_eq!(s.credits_freed(3, wire), Some(1000), "at {total}");
         }
         assert_eq!(s.used(3), 0);
         assert_eq!(s.consumed_wire(3) as u64, total % COUNTER_MODULUS);
@@ -676,11 +894,13 @@ mod tests {
             rx.drained(3, 1518);
         }
         assert_eq!(rx.receiver.held(3), 0);
-        let cc = tx.take(setup.cc_interval).expect("a CC_Update is due");
+        let cc = tx
+            .take(setup.cc_interval, &[0; VCS])
+            .expect("a CC_Update is due");
         rx.receive(cc);
         let now = setup.cc_interval + Time::from_us(1);
         // The receiver's own CC_Update is due too; the CF_Update follows it.
-        let cf = std::iter::from_fn(|| rx.take(now))
+        let cf = std::iter::from_fn(|| rx.take(now, &[0; VCS]))
             .find(|m| matches!(m, CreditMessage::CfUpdate { .. }))
             .expect("freed moved");
         assert_eq!(cf, CreditMessage::CfUpdate { vc: 3, freed: 120 });
@@ -703,15 +923,15 @@ mod tests {
         let max = Rate::gbps(100).time_for_bytes_ceil(256 * 1024);
         let min = Rate::gbps(100).time_for_bytes_ceil(6400);
         assert_eq!(min, Time::from_ns(512));
-        assert!(rx.take(Time::ZERO).is_none());
+        assert!(rx.take(Time::ZERO, &[0; VCS]).is_none());
         assert_eq!(rx.next_due(), max);
         assert_eq!(
-            rx.take(max),
+            rx.take(max, &[0; VCS]),
             Some(CreditMessage::CfUpdate { vc: 3, freed: 0 })
         );
         assert_eq!(rx.next_due(), max + min);
         assert_eq!(
-            rx.take(max + min),
+            rx.take(max + min, &[0; VCS]),
             Some(CreditMessage::CfUpdate { vc: 4, freed: 0 })
         );
         assert_eq!(rx.next_due(), max + max);
@@ -720,7 +940,7 @@ mod tests {
         let at = max + min + min;
         assert_eq!(rx.next_due(), at, "the spacing after the last update");
         assert_eq!(
-            rx.take(at),
+            rx.take(at, &[0; VCS]),
             Some(CreditMessage::CfUpdate { vc: 3, freed: 12 })
         );
     }

@@ -116,6 +116,7 @@ impl ControlFrame {
             Malformed::Version => DropReason::LinkControlBadVersion,
             Malformed::UnknownType => DropReason::LinkControlUnknownType,
             Malformed::Channel => DropReason::LinkControlBadChannel,
+            Malformed::Checksum => DropReason::LinkControlBadCheck,
         })
     }
 
@@ -143,7 +144,11 @@ impl ControlFrame {
             ControlFrame::Pfc { .. } => FrameClass::Pfc,
             ControlFrame::Pause { .. } => FrameClass::Pause,
             ControlFrame::Credit(CreditMessage::CfUpdate { .. }) => FrameClass::CreditUpdate,
-            ControlFrame::Credit(CreditMessage::CcUpdate { .. }) => FrameClass::CreditResync,
+            ControlFrame::Credit(
+                CreditMessage::CcUpdate { .. }
+                | CreditMessage::Init { .. }
+                | CreditMessage::InitEcho { .. },
+            ) => FrameClass::CreditResync,
             ControlFrame::Retry(_) => FrameClass::Retry,
         }
     }

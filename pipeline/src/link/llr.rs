@@ -319,6 +319,8 @@ pub enum Outgoing {
 struct Kept {
     seq: u32,
     sent: Time,
+    /// The egress queue (a NIC's priority) it left from: its CBFC channel.
+    queue: u8,
     pkt: Packet,
 }
 
@@ -412,6 +414,13 @@ impl LlrLink {
         self.setup.eligible & (1 << (queue & 7)) != 0
     }
 
+    /// The frames in the replay buffer, each as (the queue it left from, its length): sent,
+    /// not yet acknowledged — the receiver may not have them yet, and a replay may still
+    /// bring them.
+    pub fn held(&self) -> impl Iterator<Item = (u8, u32)> + '_ {
+        self.buffer.iter().map(|k| (k.queue, k.pkt.len))
+    }
+
     /// Frames in the replay buffer.
     pub fn outstanding(&self) -> usize {
         self.buffer.len()
@@ -473,7 +482,7 @@ impl LlrLink {
 
     /// A data frame starts at `now`: numbered and kept, sent plain, or dropped, as
     /// [`LlrLink::admit`] says (returned).
-    pub fn start(&mut self, pkt: &mut Packet, now: Time) -> Admit {
+    pub fn start(&mut self, pkt: &mut Packet, queue: u8, now: Time) -> Admit {
         let admit = self.admit();
         match admit {
             Admit::Retry => {
@@ -484,6 +493,7 @@ impl LlrLink {
                 self.buffer.push_back(Kept {
                     seq: self.next_seq,
                     sent: now,
+                    queue,
                     pkt: pkt.clone(),
                 });
                 self.buffer_bytes += pkt.len as u64;

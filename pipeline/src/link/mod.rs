@@ -76,6 +76,10 @@ pub struct LinkLayer {
     ordered_set_wire: Time,
     /// When the link last went down (for LLR's PCS lost timeout).
     down_since: Time,
+    /// What CBFC generations are drawn from (the MAC's low bytes unless set).
+    generation_base: u32,
+    /// Times CBFC's counters started again on this port.
+    cbfc_starts: u32,
 }
 
 impl LinkLayer {
@@ -91,6 +95,8 @@ impl LinkLayer {
             llr: None,
             down_since: Time::ZERO,
             ordered_set_wire: speed.time_for_bytes_ceil(control::ORDERED_SET_BYTES),
+            generation_base: u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]),
+            cbfc_starts: 0,
         }
     }
 
@@ -150,7 +156,7 @@ impl LinkLayer {
     pub fn start_data(&mut self, start: Time, pkt: &mut Packet, queue: u8) -> bool {
         match &mut self.llr {
             Some(l) if l.covers(queue) => {
-                if l.start(pkt, start) == Admit::Discard {
+                if l.start(pkt, queue, start) == Admit::Discard {
                     self.tx.touch();
                     return false;
                 }
@@ -331,7 +337,15 @@ impl LinkLayer {
                 });
             }
         }
-        let msg = self.cbfc.as_mut()?.take(now)?;
+        // Under LLR a frame still in the replay buffer is not lost, whatever the wire did to
+        // it: a replay may still bring it, and its receiver then stores it. A CC_Update
+        // counts only what left the buffer (acknowledged, or flushed: lost for good), so
+        // no frame is counted both as lost and as stored (docs/link-control.md).
+        let in_replay = match (&self.llr, &self.cbfc) {
+            (Some(l), Some(c)) => c.credits_by_channel(l.held()),
+            _ => [0; cbfc::VCS],
+        };
+        let msg = self.cbfc.as_mut()?.take(now, &in_replay)?;
         self.tx.touch();
         let ordered_set = matches!(msg, CreditMessage::CfUpdate { .. });
         let pkt = ControlFrame::Credit(msg).emit(buf, self.mac);
@@ -476,7 +490,39 @@ impl LinkLayer {
                 true => {}
             }
         }
+        if up && !was {
+            // Credits start again with the link: frames in flight were lost with it, and
+            // what either end holds is said in the INIT handshake.
+            self.restart_cbfc(now);
+        }
         self.tx.touch();
+    }
+
+    /// Start CBFC's counters again from zero at `now` with the INIT handshake (a link that
+    /// came up, a switch that started): each time a new generation, from this port's MAC
+    /// and how many times it has started.
+    pub fn restart_cbfc(&mut self, now: Time) {
+        self.cbfc_starts = self.cbfc_starts.wrapping_add(1);
+        let generation = self.generation_base ^ self.cbfc_starts.rotate_left(24);
+        if let Some(c) = &mut self.cbfc {
+            c.restart(generation, now);
+            self.tx.touch();
+        }
+    }
+
+    /// Set what this port's CBFC generations are drawn from (a switch process that starts
+    /// again gives a new base, so its INIT is told from the last one's).
+    pub fn set_generation_base(&mut self, base: u32) {
+        self.generation_base = base;
+    }
+
+    /// Start LLR again with its INIT at `now` (a switch that started: its peer's receiver
+    /// expects a sequence it no longer knows).
+    pub fn restart_llr(&mut self, now: Time) {
+        if let Some(l) = &mut self.llr {
+            l.reinit(now);
+            self.tx.touch();
+        }
     }
 
     /// Time priority `p` has been paused up to `now` (pfcstat pause duration).
