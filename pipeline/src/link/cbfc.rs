@@ -702,8 +702,7 @@ impl CbfcLink {
                 credited,
                 held,
             } => {
-                let answers =
-                    matches!(self.sync.awaiting, Some(_)) && generation == self.sync.generation;
+                let answers = self.sync.awaiting.is_some() && generation == self.sync.generation;
                 if answers {
                     let held: [u64; VCS] = core::array::from_fn(|v| {
                         if credited & (1 << v) != 0 {
