@@ -19,6 +19,7 @@
 //! that a busy machine does not stretch the cable.
 
 pub mod device;
+mod health;
 pub mod live;
 pub mod metrics;
 mod ports;
@@ -196,6 +197,16 @@ fn check_llr_mtu(
     Ok(())
 }
 
+/// A generation base for this process's CBFC INITs: the wall clock's nanoseconds and the
+/// process id mixed, so that a switch started again is told from the one before.
+fn generation_base() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let x = nanos ^ (u64::from(std::process::id()) << 32);
+    (x ^ (x >> 32)) as u32
+}
+
 /// A running TAP switch.
 pub struct TapSwitch {
     driver: Driver<Switch, TapPorts>,
@@ -212,6 +223,9 @@ struct Outputs {
     stats_json: bool,
     /// When the next stats line is due.
     next_stats: Option<Instant>,
+    /// What the link protocols said about the peers, and when they were last asked.
+    health: health::Health,
+    next_health: Option<Instant>,
 }
 
 impl TapSwitch {
@@ -241,6 +255,9 @@ impl TapSwitch {
             });
         }
         let ports = TapPorts::start(devs, realtime).map_err(TapError::System)?;
+        // This process's counters start from nothing: tell the peers (CBFC's INIT, LLR's
+        // INIT), with a generation no earlier run of this switch had.
+        sw.start_link_protocols(generation_base(), Time::ZERO);
         Ok(TapSwitch {
             driver: Driver::new(sw, ports, PACING),
             realtime: false,
@@ -248,6 +265,8 @@ impl TapSwitch {
                 stats: true,
                 stats_json: true,
                 next_stats: None,
+                health: health::Health::default(),
+                next_health: None,
             },
         })
     }
@@ -302,6 +321,14 @@ impl Outputs {
     /// After a turn: a stats line or `--stats-json` line when one is due, a live report
     /// when one is asked for.
     fn after_turn(&mut self, d: &mut Driver<Switch, TapPorts>, opts: &TapOptions, realtime: bool) {
+        // A few times a second: a peer that never answers an INIT, a protocol spoken on
+        // one end only.
+        if self.next_health.is_none_or(|t| Instant::now() >= t) {
+            self.next_health = Some(Instant::now() + Duration::from_millis(250));
+            for line in self.health.check(&d.node, d.now()) {
+                eprintln!("lossless tap: {line}");
+            }
+        }
         if let Some(t) = self.next_stats.filter(|t| Instant::now() >= *t) {
             if opts.stats.is_some() {
                 self.print_stats(d);

@@ -234,6 +234,8 @@ counter_group! {
         init_tx: Counter = "lossless: CBFC INIT messages sent",
         /// Credit messages refused as impossible (never applied): corrupted, forged, stale.
         implausible_rx: Counter = "lossless: CBFC messages refused as impossible",
+        /// 1 while this port's INIT is unanswered (a peer restarting, or not speaking CBFC).
+        awaiting_init: Gauge = "lossless: CBFC INIT unanswered (1) or answered (0)",
     }
 }
 
@@ -763,6 +765,7 @@ impl CbfcLink {
         let mut c = self.counters;
         c.sender_credits_used = self.sender.port_used;
         c.sender_credits_used_watermark = self.sender.port_watermark;
+        c.awaiting_init = u64::from(self.sync.awaiting.is_some());
         c
     }
 

@@ -342,6 +342,8 @@ pub struct LlrLink {
     timer_from: Time,
     /// An INIT is due at this time.
     init_due: Option<Time>,
+    /// Since when the sender has initialised (its INIT unanswered).
+    init_since: Option<Time>,
     // Receiver.
     rx_state: RxState,
     expected: u32,
@@ -375,6 +377,7 @@ impl LlrLink {
             replays: 0,
             timer_from: Time::ZERO,
             init_due: None,
+            init_since: None,
             rx_state: RxState::SendAcks,
             expected: 0,
             nack_due: None,
@@ -670,6 +673,15 @@ impl LlrLink {
     pub fn reinit(&mut self, now: Time) {
         self.tx_state = TxState::Init;
         self.init_due = Some(now);
+        self.init_since.get_or_insert(now);
+    }
+
+    /// Since when the sender has sent INITs without an answer, if it has (a peer that
+    /// never answers does not speak LLR).
+    pub fn initialising_since(&self) -> Option<Time> {
+        (self.tx_state == TxState::Init)
+            .then_some(self.init_since)
+            .flatten()
     }
 
     /// Take an LLR ordered set received at `now`.
@@ -690,6 +702,7 @@ impl LlrLink {
                 if self.tx_state == TxState::Init && seq == self.next_seq {
                     self.tx_state = TxState::Advance;
                     self.init_due = None;
+                    self.init_since = None;
                     self.timer_from = now;
                 }
             }

@@ -452,6 +452,22 @@ impl Switch {
         }
     }
 
+    /// Start every port's link protocols as a switch that just started does, at `now`:
+    /// CBFC's counters from zero with an INIT handshake (generations drawn from
+    /// `generation_base`, which should differ from any earlier run's), LLR with its INIT.
+    /// A peer that kept running then starts counting again with this switch, instead of
+    /// waiting on counts this switch no longer has.
+    pub fn start_link_protocols(&mut self, generation_base: u32, now: Time) {
+        self.advance(now);
+        for port in 0..self.ports.len() {
+            let link = &mut self.ports[port].link;
+            link.set_generation_base(generation_base ^ (port as u32).rotate_left(16));
+            link.restart_cbfc(now);
+            link.restart_llr(now);
+            self.touch(port);
+        }
+    }
+
     /// Port `port`'s peer receiver has the credits `peer` gives (CBFC's link init, as
     /// LLDP or an operator would tell it); no-op on a port without CBFC.
     pub fn set_peer_credits(&mut self, port: usize, peer: &CbfcSetup) {

@@ -14,7 +14,7 @@ use std::fmt::Write;
 fn header(key: &str) -> String {
     key.split('_')
         .filter_map(|w| match w {
-            "credits" | "update" | "messages" => None,
+            "credits" | "update" | "messages" | "cbfc" => None,
             "sender" => Some("Snd".to_string()),
             "receiver" => Some("Rcv".to_string()),
             "watermark" => Some("WM".to_string()),
@@ -176,6 +176,20 @@ mod tests {
             ]
         );
         let h: Vec<String> = CbfcCounters::DEFS.iter().map(|d| header(d.key)).collect();
-        assert_eq!(h, ["SndUsed", "SndUsedWM", "CCTx", "CCRx", "CFTx", "CFRx"]);
+        assert_eq!(
+            h,
+            [
+                "SndUsed",
+                "SndUsedWM",
+                "CCTx",
+                "CCRx",
+                "CFTx",
+                "CFRx",
+                "Resyncs",
+                "InitTx",
+                "ImplausibleRx",
+                "AwaitingInit"
+            ]
+        );
     }
 }
