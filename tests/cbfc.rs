@@ -352,6 +352,22 @@ fn bad_cbfc_settings_name_the_file_line_key_and_rule() {
             "per_vc or per_port",
         ),
         (
+            sw("    cbfc: {idle_updates: never}\n", two),
+            "s.cbfc.idle_updates",
+            "periodic or on_demand",
+        ),
+        // A number too large for any integer the parser reads: the key is named.
+        (
+            sw("    cbfc: {credits: 99999999999999999999}\n", two),
+            "switches.s.cbfc.credits",
+            "not a whole number from -9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            sw("    cbfc: {vc_credits: {3: 99999999999999999999}}\n", two),
+            "switches.s.cbfc.vc_credits.3",
+            "not a whole number",
+        ),
+        (
             sw("", "[{tap: ll0}, {tap: ll1}]"),
             "s.qos.flow_control",
             "a host's kernel sends no credit updates",
@@ -648,4 +664,61 @@ fn a_link_that_comes_back_starts_its_credits_again() {
     assert!(lost > 0);
     assert_eq!(u(&flow(&r, "a")["rx_packets"]) + lost, 5000);
     assert_eq!(u(&r["totals"]["lossless_drops"]), 0);
+}
+
+/// The bytes of the link-control frame carrying `msg`, as hex for an `inject` event.
+fn credit_hex(msg: &lossless_pipeline::link::cbfc::CreditMessage) -> String {
+    let mut out = Vec::new();
+    lossless_pipeline::wire::link_control::emit_credit(&mut out, [2, 0, 0, 0, 0, 9], msg);
+    out.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Forged credit messages (well formed, with a good check value) cannot wedge a channel.
+/// Before any frame, s2's receiver on the link is told by a CC_Update that VC 3's sender
+/// consumed 100 credits: within its 200 credits, so it counts them lost and frees them —
+/// and its freed count is 100 ahead of anything s1 sent. s1's sender refuses the
+/// CF_Update that says so (it would free more than s1 holds), and the two start their
+/// counts again with the INIT handshake. Then a CF_Update freeing 500 credits reaches s1's
+/// sender, which holds none: refused, and again both start over. The flow after them
+/// runs whole, nothing is dropped, and every credit comes back.
+#[test]
+fn forged_credit_messages_are_refused_and_the_counts_start_again() {
+    use lossless_pipeline::link::cbfc::{CreditMessage, VCS};
+    let mut consumed = [0u32; VCS];
+    consumed[3] = 100;
+    let cc = credit_hex(&CreditMessage::CcUpdate {
+        credited: (1 << 3) | (1 << 4),
+        consumed: Box::new(consumed),
+    });
+    let cf = credit_hex(&CreditMessage::CfUpdate { vc: 3, freed: 500 });
+    let f = scenario(
+        "cbfc-forged.yaml",
+        &format!(
+            "{}events:\n  - {{at: 1us, port: s2:Ethernet1, inject: {{hex: \"{cc}\"}}}}\n  - {{at: 5us, port: s1:Ethernet1, inject: {{hex: \"{cf}\"}}}}\n",
+            two_switches(
+                "cbfc-forged",
+                "",
+                "    cbfc: {credits: 200, cc_interval: 20us}\n",
+                "  - {name: a, src: h1, dst: h0, protocol: rocev2, dscp: 3, frame: 1518B, packets: 2000, start: 10us}\n",
+            )
+        ),
+    );
+    let r = run(&f, "cbfc-forged.json", &[]);
+    let (s1, s2) = (port(&r, 0, "Ethernet1"), port(&r, 1, "Ethernet1"));
+    // s1 refused both: the CF_Update freeing s2's forged 100, and the forged 500.
+    assert_eq!(u(&s1["cbfc"]["implausible_rx"]), 2, "{}", s1["cbfc"]);
+    assert_eq!(u(&s2["cbfc"]["implausible_rx"]), 0, "{}", s2["cbfc"]);
+    // Each refusal started a handshake: s1's INIT answered, s2 accepted it.
+    assert_eq!(u(&s1["cbfc"]["init_tx"]), 2, "{}", s1["cbfc"]);
+    assert_eq!(u(&s1["cbfc"]["cbfc_resyncs"]), 2, "{}", s1["cbfc"]);
+    assert_eq!(u(&s2["cbfc"]["cbfc_resyncs"]), 2, "{}", s2["cbfc"]);
+    assert_eq!(u(&flow(&r, "a")["rx_packets"]), 2000);
+    assert_eq!(u(&r["totals"]["drops"]), 0, "{}", r["totals"]);
+    assert_eq!(u(&vc(s1, 3)["sender_credits_used"]), 0);
+    assert!(u(&vc(s1, 3)["sender_credits_used_watermark"]) <= 200);
+    assert!(
+        u(&vc(s2, 3)["receiver_credits_held_watermark"]) <= 200,
+        "{}",
+        vc(s2, 3)
+    );
 }

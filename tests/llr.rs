@@ -373,6 +373,52 @@ fn a_link_port_speaks_llr_and_cbfc_sized_for_its_software_cable() {
     assert!(out.contains("CBFC: credits of 128 B"), "{out}");
 }
 
+/// A `link:` port's replay timer may be set anywhere up to its software cable's default
+/// (51.2 ms), where a port cabled as hardware takes SONiC's 0–65,535 ns; above the default
+/// it is refused, saying both bounds. Its CBFC falls silent at idle by default.
+#[test]
+fn a_link_ports_replay_timer_goes_up_to_its_cables_default() {
+    let text = |timer: &str| {
+        format!("name: link\nswitches:\n  - name: s\n    ports:\n      - {{iface: eth1, speed: 1G, mtu: 1518}}\n      - {{link: eth9, speed: 1G, mtu: 1518, flow_control: cbfc}}\n    llr: {{ports: [Ethernet1], replay_timer: {timer}}}\n")
+    };
+    let f = scenario("llr-link-10ms.yaml", &text("10ms"));
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("replay timer 10ms"), "{out}");
+    assert!(out.contains("idle updates on_demand"), "{out}");
+    let f = scenario("llr-link-60ms.yaml", &text("60ms"));
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("llr-link-60ms.yaml:7") && err.contains("s.llr.replay_timer"),
+        "{err}"
+    );
+    assert!(
+        err.contains("65,535 ns (SONiC)") && err.contains("up to 51.2ms"),
+        "{err}"
+    );
+    // A port cabled as hardware keeps SONiC's bound, and says where more is allowed.
+    let f = scenario(
+        "llr-hw-10ms.yaml",
+        &text("10ms")
+            .replace("{link: eth9, ", "{")
+            .replace("{iface: eth1, ", "{"),
+    );
+    let o = lossless(&["check", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("port Ethernet1 is cabled as hardware is") && err.contains("`link:` port"),
+        "{err}"
+    );
+}
+
 /// Below what line rate needs, `check` warns, naming the port and the numbers.
 #[test]
 fn a_small_replay_buffer_is_warned_about() {

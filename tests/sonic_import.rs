@@ -609,12 +609,35 @@ fn import_errors_and_warnings_name_the_config_db() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     let line = line_of(&t, "\"pg_lossless_100000_300m_profile\"", "\"xon\"");
     assert!(err.contains(&format!("xon.json:{line}: ")), "{err}");
+    // Named as the config_db names it, the scenario's key after.
     assert!(
-        err.contains(".profiles.pg_lossless_100000_300m_profile.xon: "),
+        err.contains(&format!(
+            "xon.json:{line}: BUFFER_PROFILE|pg_lossless_100000_300m_profile.xon: "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "(the scenario's `lossless-dut.buffer.profiles.pg_lossless_100000_300m_profile.xon`)"
+        ),
         "{err}"
     );
     assert!(!err.contains("xon.yaml"), "{err}");
     assert!(!out.exists());
+    // A size and a cable length that are not ones: the table, key and field.
+    let t = edited(|v| {
+        v["BUFFER_PROFILE"]["egress_lossless_profile"]["size"] = "abc".into();
+    });
+    let f = write("size.json", &t);
+    let o = lossless(&["import", "sonic", f.to_str().unwrap()]);
+    let err = stderr(&o);
+    let line = line_of(&t, "\"egress_lossless_profile\": {", "\"size\"");
+    assert!(
+        err.contains(&format!(
+            "size.json:{line}: BUFFER_PROFILE|egress_lossless_profile.size: `abc` is not a size"
+        )),
+        "{err}"
+    );
     // The hostname names the switch: not among the keys ignored.
     let out = dir.join("ok.yaml");
     let file = data("arista-7060cx-32s-c32-t1.json");

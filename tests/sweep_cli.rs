@@ -187,3 +187,102 @@ fn every_shipped_config_runs_with_a_seed_sweep() {
         );
     }
 }
+
+/// Every value is read before the first run: a bad one at the end of a sweep is named at
+/// once, and nothing ran.
+#[test]
+fn a_bad_value_at_the_end_of_a_sweep_fails_before_the_first_run() {
+    let file = root().join("configs/labs/headroom-too-small.yaml");
+    let o = lossless(&[
+        "run",
+        file.to_str().unwrap(),
+        "--sweep",
+        "switches.tor.ports.speed=100G,40G,25G,banana",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("speed=banana"), "{e}");
+    assert!(
+        !e.contains("ran switches"),
+        "a point ran before the bad value was read: {e}"
+    );
+}
+
+/// Ctrl-C during a sweep: the point under way stops, every finished one is written (the
+/// table, and the JSON marked `interrupted`), the status is 130 as a shell reports it,
+/// and no temporary file is left beside the JSON.
+#[test]
+fn ctrl_c_during_a_sweep_keeps_the_points_that_finished() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let file = root().join("configs/labs/incast-pfc.yaml");
+    let dir = tmp("sweep-ctrl-c");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("rows.json");
+    let seeds: Vec<String> = (1..=200).map(|s| s.to_string()).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lossless"))
+        .args(["run", file.to_str().unwrap(), "--sweep"])
+        .arg(format!("seed={}", seeds.join(",")))
+        .args(["--json", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two points done (their "ran" lines), then Ctrl-C.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let mut ran = 0;
+    while ran < 2 {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        ran += usize::from(line.starts_with("ran seed="));
+        said += &line;
+    }
+    assert_eq!(ran, 2, "{said}");
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let said = said + &rest;
+    assert_eq!(o.status.code(), Some(130), "{said}");
+    assert!(said.contains("stopped by SIGINT during seed="), "{said}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(r["interrupted"], "SIGINT");
+    let rows = r["rows"].as_array().unwrap();
+    assert!((2..200).contains(&rows.len()), "{} rows", rows.len());
+    for (k, row) in rows.iter().enumerate() {
+        assert_eq!(row["value"], seeds[k]);
+        assert!(row["metrics"].as_object().is_some_and(|m| !m.is_empty()));
+    }
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.starts_with("seed"), "{table}");
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+            .count(),
+        rows.len(),
+        "{table}"
+    );
+    assert!(
+        table.contains(&format!(
+            "(stopped by SIGINT: {} of 200 points ran)",
+            rows.len()
+        )),
+        "{table}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(left, ["rows.json"], "{left:?}");
+}

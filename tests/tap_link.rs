@@ -50,15 +50,33 @@ fn config_speaking(lab: &Lab, k: usize, cbfc: bool, llr: bool) -> PathBuf {
 /// Namespaces for two switches and two hosts; host k's veth `<tag>t<k>` to switch k's
 /// `eth1`, and the switches' `eth9` ends cabled to each other with `link_mtu`.
 fn wire(lab: &mut Lab, link_mtu: u32) -> [String; 2] {
+    wire_through(lab, link_mtu, None)
+}
+
+/// [`wire`], the switches' `eth9` ends cabled through namespace `relay` (its `r0` faces
+/// switch 0, `r1` switch 1) when given: a relay there carries the link's frames.
+fn wire_through(lab: &mut Lab, link_mtu: u32, relay: Option<&str>) -> [String; 2] {
     let sw = [0, 1].map(|k| format!("lossless-{}-sw{k}", lab.tag));
     for ns in &sw {
         lab.add_namespace(ns);
     }
     let mtu = link_mtu.to_string();
-    common::lab::must(&[
-        "ip", "link", "add", "eth9", "netns", &sw[0], "mtu", &mtu, "type", "veth", "peer", "name",
-        "eth9", "netns", &sw[1], "mtu", &mtu,
-    ]);
+    match relay {
+        None => common::lab::must(&[
+            "ip", "link", "add", "eth9", "netns", &sw[0], "mtu", &mtu, "type", "veth", "peer",
+            "name", "eth9", "netns", &sw[1], "mtu", &mtu,
+        ]),
+        Some(r) => {
+            lab.add_namespace(r);
+            for (k, end) in ["r0", "r1"].iter().enumerate() {
+                common::lab::must(&[
+                    "ip", "link", "add", "eth9", "netns", &sw[k], "mtu", &mtu, "type", "veth",
+                    "peer", "name", end, "netns", r, "mtu", &mtu,
+                ]);
+                Lab::must_in(r, &["ip", "link", "set", end, "up"]);
+            }
+        }
+    }
     for (k, ns) in sw.iter().enumerate() {
         let (host_ns, host_if) = (lab.ns(k), lab.tap(k));
         lab.add_namespace(&host_ns);
@@ -461,4 +479,253 @@ fn cbfc_on_one_end_only_is_told_on_both() {
         "{}",
         b["switches"][0]["drops_by_reason"]
     );
+}
+
+/// The hex of the link-control frame carrying `msg`.
+fn credit_frame(msg: &lossless_pipeline::link::cbfc::CreditMessage) -> Vec<u8> {
+    let mut out = Vec::new();
+    lossless_pipeline::wire::link_control::emit_credit(&mut out, [2, 0, 0, 0, 0, 0x77], msg);
+    out
+}
+
+/// Corrupted and forged credit messages on the link, written into it from switch 0's
+/// namespace mid-transfer (TCP on DSCP 3): 50 CC_Updates with a bit flipped, each a
+/// counted drop at switch 1 (`link_control_bad_check`), never a credit change; 10 CC_Updates
+/// and 10 CF_Updates with well-formed, checked, made-up counts, which switch 1 either
+/// ignores (behind its count) or refuses (beyond what is possible), or whose effect
+/// switch 0 refuses, and the two start their counts again. The credited class carries on,
+/// and at the end every credit is back.
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux, python3 (scripts/test)"]
+fn corrupted_and_forged_credit_messages_never_wedge_the_credited_class() {
+    use lossless_pipeline::link::cbfc::{CreditMessage, VCS};
+    let _serial = prerequisites();
+    let mut lab = Lab::new("lf", true);
+    lab.veth = true;
+    let sw = wire(&mut lab, 1508);
+    let cfg = [config(&lab, 0), config(&lab, 1)];
+    let (s0, r0) = start_one(&mut lab, &sw, 0, &cfg[0]);
+    let (s1, r1) = start_one(&mut lab, &sw, 1, &cfg[1]);
+    let _ = lab.ping(0, 1, 20, "0.05");
+    assert!(
+        credited_class_back(&lab, Instant::now(), Duration::from_secs(2)).is_some(),
+        "DSCP 3 does not cross"
+    );
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    for k in 0..50u32 {
+        let mut consumed = [0u32; VCS];
+        consumed[3] = k;
+        let mut f = credit_frame(&CreditMessage::CcUpdate {
+            credited: 1 << 3,
+            consumed: Box::new(consumed),
+        });
+        f[18] ^= 1 << (k % 8);
+        frames.push(f);
+    }
+    for k in 1..=10u32 {
+        let mut consumed = [0u32; VCS];
+        consumed[3] = k * 99_991;
+        frames.push(credit_frame(&CreditMessage::CcUpdate {
+            credited: 1 << 3,
+            consumed: Box::new(consumed),
+        }));
+        frames.push(credit_frame(&CreditMessage::CfUpdate {
+            vc: 3,
+            freed: k * 77_777,
+        }));
+    }
+    let hex: Vec<String> = frames
+        .iter()
+        .map(|f| f.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    let script = format!(
+        "import socket,time\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind(('eth9',0))\n\
+         for h in {hex:?}:\n    s.send(bytes.fromhex(h))\n    time.sleep(0.005)\n"
+    );
+    let srv = lab.spawn(1, &["iperf3", "-s", "-1", "-B", &Lab::ip(1), "-p", "5233"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let cli = lab.spawn(
+        0,
+        &[
+            "iperf3",
+            "-c",
+            &Lab::ip(1),
+            "-p",
+            "5233",
+            "-t",
+            "6",
+            "-S",
+            "12",
+            "-i",
+            "1",
+            "-J",
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let o = common::lab::sh(&["ip", "netns", "exec", &sw[0], "python3", "-c", &script]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = lab.wait(cli, Duration::from_secs(30));
+    lab.wait(srv, Duration::from_secs(15));
+    let back = credited_class_back(&lab, Instant::now(), Duration::from_secs(2));
+    assert!(
+        back.is_some_and(|b| b <= Duration::from_secs(1)),
+        "{back:?}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|_| panic!("iperf3: {out}"));
+    let per_second: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["sum"]["bytes"].as_f64().unwrap())
+        .collect();
+    eprintln!("iperf3 bytes per second: {per_second:?}");
+    assert!(
+        per_second.len() >= 5 && per_second[per_second.len() - 2..].iter().all(|b| *b > 0.0),
+        "{per_second:?}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let reports: Vec<Value> = [(s0, r0), (s1, r1)]
+        .iter()
+        .map(|(k, report)| {
+            lab.terminate(*k, Duration::from_secs(10));
+            serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+        })
+        .collect();
+    let drops = &reports[1]["switches"][0]["drops_by_reason"];
+    assert_eq!(u(&drops["link_control_bad_check"]), 50, "{drops}");
+    let refused: u64 = reports
+        .iter()
+        .map(|r| u(&link_port(r)["cbfc"]["implausible_rx"]))
+        .sum();
+    let resyncs: u64 = reports
+        .iter()
+        .map(|r| u(&link_port(r)["cbfc"]["cbfc_resyncs"]))
+        .sum();
+    eprintln!("refused {refused}, handshakes {resyncs}");
+    // Each made-up count is as likely behind (ignored) as beyond (refused): 20 of them
+    // all behind is a chance of one in a million.
+    assert!(refused >= 1, "{refused} refused, {resyncs} handshakes");
+    for r in &reports {
+        let c = &link_port(r)["cbfc"];
+        assert_eq!(u(&c["awaiting_init"]), 0, "{c}");
+        for vc in c["vcs"].as_array().unwrap() {
+            assert_eq!(u(&vc["sender_credits_used"]), 0, "{vc}");
+        }
+    }
+}
+
+/// The relay: every frame from `r0` to `r1` and back, but every 150th frame longer than
+/// 300 bytes (a data frame, numbered for LLR) lost, for `secs` seconds; prints how many it
+/// lost. Order is kept each way.
+const RELAY: &str = "import socket,select,sys,time
+def sock(n):
+    s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW,socket.htons(3))
+    s.bind((n,0))
+    s.setsockopt(263,23,1)
+    return s
+a,b=sock('r0'),sock('r1')
+peer={a:b,b:a}
+n=lost=0
+end=time.time()+float(sys.argv[1])
+while time.time()<end:
+    r,_,_=select.select([a,b],[],[],0.05)
+    for s in r:
+        f=s.recv(65536)
+        if len(f)>300:
+            n+=1
+            if n%150==0:
+                lost+=1
+                continue
+        peer[s].send(f)
+print(lost)
+";
+
+/// Frames lost on a link that speaks both LLR and CBFC, by a relay between the two
+/// switches that loses every 150th data frame while TCP runs on DSCP 3: LLR replays each
+/// (its NACKs and replays count them), CBFC counts none twice (no message refused), the
+/// transfer goes on to its end, and every credit comes back.
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux, python3 (scripts/test)"]
+fn frames_a_relay_loses_come_back_with_llr_and_no_credit_is_counted_twice() {
+    let _serial = prerequisites();
+    let mut lab = Lab::new("ll", false);
+    lab.veth = true;
+    let relay = format!("lossless-{}-relay", lab.tag);
+    let sw = wire_through(&mut lab, 1508, Some(&relay));
+    let relay_proc = lab.spawn_in(&relay, &["python3", "-c", RELAY, "20"]);
+    let cfg = [config(&lab, 0), config(&lab, 1)];
+    let (s0, r0) = start_one(&mut lab, &sw, 0, &cfg[0]);
+    let (s1, r1) = start_one(&mut lab, &sw, 1, &cfg[1]);
+    let _ = lab.ping(0, 1, 20, "0.05");
+    assert!(
+        credited_class_back(&lab, Instant::now(), Duration::from_secs(3)).is_some(),
+        "DSCP 3 does not cross the relay"
+    );
+    let srv = lab.spawn(1, &["iperf3", "-s", "-1", "-B", &Lab::ip(1), "-p", "5234"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = lab.exec(
+        0,
+        &[
+            "iperf3",
+            "-c",
+            &Lab::ip(1),
+            "-p",
+            "5234",
+            "-t",
+            "6",
+            "-S",
+            "12",
+            "-i",
+            "1",
+            "-J",
+        ],
+    );
+    lab.wait(srv, Duration::from_secs(15));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("iperf3: {text}"));
+    let per_second: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["sum"]["bytes"].as_f64().unwrap())
+        .collect();
+    eprintln!("iperf3 bytes per second through the lossy relay: {per_second:?}");
+    assert!(
+        per_second.len() >= 5 && per_second.iter().skip(1).all(|b| *b > 0.0),
+        "{per_second:?}"
+    );
+    let back = credited_class_back(&lab, Instant::now(), Duration::from_secs(2));
+    assert!(
+        back.is_some_and(|b| b <= Duration::from_secs(1)),
+        "{back:?}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let reports: Vec<Value> = [(s0, r0), (s1, r1)]
+        .iter()
+        .map(|(k, report)| {
+            lab.terminate(*k, Duration::from_secs(10));
+            serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+        })
+        .collect();
+    let lost: u64 = lab
+        .wait(relay_proc, Duration::from_secs(30))
+        .trim()
+        .parse()
+        .expect("the relay's count");
+    eprintln!("the relay lost {lost} frames");
+    assert!(lost >= 10, "{lost}");
+    let replayed: u64 = reports
+        .iter()
+        .map(|r| u(&link_port(r)["llr"]["tx_replayed_frames"]))
+        .sum();
+    assert!(replayed >= lost, "{replayed} replayed, {lost} lost");
+    for r in &reports {
+        let c = &link_port(r)["cbfc"];
+        assert_eq!(u(&c["implausible_rx"]), 0, "{c}");
+        assert_eq!(u(&c["awaiting_init"]), 0, "{c}");
+        for vc in c["vcs"].as_array().unwrap() {
+            assert_eq!(u(&vc["sender_credits_used"]), 0, "{vc}");
+        }
+        assert_accounted(r);
+    }
 }

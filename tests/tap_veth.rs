@@ -320,3 +320,40 @@ fn a_cut_pfc_frame_and_cut_udp_headers_are_counted_as_truncated() {
     assert!(d.get("udp_bad_length").is_none_or(|v| v == 0), "{d}");
     assert_accounted(&r);
 }
+
+/// 100 frames whose 802.1Q tag is cut short (the TPID, then one byte), sent unpadded from
+/// a host's raw socket. A TAP hands them to the switch, which counts each by its reason
+/// (`truncated_vlan`); an interface's kernel drops each as it takes the tag off, before
+/// any packet socket sees it, and the ledger counts them there (`kernel_discards`).
+#[test]
+#[ignore = "needs root, /dev/net/tun and iproute2, iputils-ping, iperf3, ethtool, util-linux (scripts/test)"]
+fn frames_with_a_cut_vlan_tag_are_counted_by_reason_on_a_tap_and_an_interface() {
+    let _serial = prerequisites();
+    for veth in [false, true] {
+        let spec = SwitchSpec {
+            veth,
+            ..SwitchSpec::new(2, "1G")
+        };
+        let mut lab = Lab::with(if veth { "vq" } else { "tq" }, false, &spec, &[]);
+        assert_eq!(lab.ping(0, 1, 2, "0.05"), 0.0);
+        let script = format!(
+            "import socket\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind(('{}',0))\n\
+             for _ in range(100): s.send(bytes.fromhex('ffffffffffff020000000001' + '8100' + '60'))\n",
+            lab.tap(0)
+        );
+        let o = lab.exec(0, &["python3", "-c", &script]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::thread::sleep(Duration::from_millis(300));
+        let r = lab.stop_switch();
+        let d = &r["switches"][0]["drops_by_reason"];
+        let p = port(&r, 0);
+        if veth {
+            assert_eq!(u(&p["kernel_discards"]), 100, "{p}");
+            assert!(d.get("truncated_vlan").is_none_or(|v| v == 0), "{d}");
+        } else {
+            assert_eq!(d["truncated_vlan"], 100, "{d}");
+            assert_eq!(u(&p["kernel_discards"]), 0, "{p}");
+        }
+        assert_accounted(&r);
+    }
+}

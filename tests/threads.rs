@@ -56,6 +56,7 @@ fn same_on_any_thread_count(file: &Path, tag: &str, duration: &str, capture: boo
             duration,
             "--threads",
             &threads,
+            "--force-threads",
             "--progress",
             "off",
             "--json",
@@ -133,4 +134,45 @@ fn a_pfc_deadlock_is_the_same_on_one_two_and_three_threads() {
         serde_json::from_str(&std::fs::read_to_string(tmp("th-deadlock-3.json")).unwrap()).unwrap();
     let found = r["deadlocks"]["found"].as_array().map_or(0, Vec::len);
     assert_eq!(found, 1, "the ring deadlocks once: {}", r["deadlocks"]);
+}
+
+/// `--threads N` where threads cannot pay off (one switch: each window holds less work
+/// than the threads' meeting costs) says why and runs on one thread, with the same
+/// outcome; `--force-threads` takes them.
+#[test]
+fn threads_that_cannot_pay_off_are_said_and_not_taken() {
+    let file = root().join("configs/bench/incast-8to1.yaml");
+    let f = file.to_str().unwrap();
+    let o = lossless(&[
+        "run",
+        f,
+        "--duration",
+        "100us",
+        "--threads",
+        "4",
+        "--progress",
+        "off",
+    ]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("note: --threads 4: its fabric has 1 switch (threads pay off from 16")
+            && err.contains("so it runs on one thread (--force-threads takes 4 anyway"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("on 1 thread"));
+    let o = lossless(&[
+        "run",
+        f,
+        "--duration",
+        "100us",
+        "--threads",
+        "2",
+        "--force-threads",
+        "--progress",
+        "off",
+    ]);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("note: --threads"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("on 2 threads"));
 }

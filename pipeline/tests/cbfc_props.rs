@@ -11,7 +11,7 @@
 //!   sender's (the scale-up test standard's CBFC-03 criterion).
 
 use lossless_buffer_model::{Bytes, Rate, Time};
-use lossless_pipeline::link::cbfc::{CbfcLink, CbfcSetup, CreditMessage, CreditMode};
+use lossless_pipeline::link::cbfc::{CbfcLink, CbfcSetup, CreditMessage, CreditMode, IdleUpdates};
 use proptest::prelude::*;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -35,6 +35,7 @@ struct Case {
     overhead: i32,
     loss: f64,
     drain: f64,
+    idle: IdleUpdates,
 }
 
 /// True with probability `p`.
@@ -50,6 +51,7 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
         overhead: c.overhead,
         cf_max_spacing: Bytes(64 * 1024),
         cc_interval: Time::from_us(20),
+        idle_updates: c.idle,
         ..CbfcSetup::default()
     };
     setup.rx_credits[3] = c.credits;
@@ -71,6 +73,9 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
     let mut now = Time::ZERO;
     let mut wire_free = Time::ZERO;
     let mut next_vc = 0;
+    // Credit messages sent once the link has long been idle.
+    let quiet_from = Time::from_us(560);
+    let mut sent_when_idle = 0;
     while now < end {
         let lossy = now < lossy_until;
         // The sender starts a frame when its wire is free and a channel has credits.
@@ -87,6 +92,7 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
             }
         }
         while let Some(m) = tx.take(now, &[0; 32]) {
+            sent_when_idle += u32::from(now >= quiet_from);
             if !(lossy && chance(&mut rng, c.loss)) {
                 down.push_back((now.max(wire_free) + CABLE, Down::Credit(m)));
             }
@@ -119,6 +125,7 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
             }
         }
         while let Some(m) = rx.take(now, &[0; 32]) {
+            sent_when_idle += u32::from(now >= quiet_from);
             if !(lossy && chance(&mut rng, c.loss)) {
                 up.push_back((now + CABLE, m));
             }
@@ -143,6 +150,11 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
         prop_assert!(rx.receiver.held_watermark(v) <= c.credits as u64 * 2);
     }
     prop_assert_eq!(tx.port_counters().sender_credits_used, 0);
+    // On demand, an idle link falls silent; periodic, it never does.
+    match c.idle {
+        IdleUpdates::OnDemand => prop_assert_eq!(sent_when_idle, 0),
+        IdleUpdates::Periodic => prop_assert!(sent_when_idle > 0),
+    }
     Ok(())
 }
 
@@ -157,11 +169,13 @@ proptest! {
         overhead in -16i32..=127,
         loss in 0.0f64..0.3,
         drain in 0.05f64..1.0,
+        on_demand in any::<bool>(),
     ) {
+        let idle = if on_demand { IdleUpdates::OnDemand } else { IdleUpdates::Periodic };
         let mode = if per_port { CreditMode::PerPort } else { CreditMode::PerVc };
         // A 9216-byte frame must fit: at most 72 + (overhead ≥ 0: 1) credits of 128 B.
         let credits = credits.max(CbfcSetup { overhead, ..CbfcSetup::default() }.cost(9216) as u32);
-        run(&Case { seed, credits, mode, overhead, loss, drain })?;
+        run(&Case { seed, credits, mode, overhead, loss, drain, idle })?;
     }
 }
 
@@ -174,6 +188,24 @@ fn a_lossless_link_returns_every_credit() {
         overhead: 0,
         loss: 0.0,
         drain: 0.5,
+        idle: IdleUpdates::Periodic,
+    })
+    .unwrap();
+}
+
+/// On demand, a link that lost a fifth of its frames and messages still gets every credit
+/// back (a sender holding credits keeps sending CC_Updates, each of which asks for the
+/// refreshes a lost CF_Update needs), then falls silent.
+#[test]
+fn a_lossy_link_on_demand_returns_every_credit_then_falls_silent() {
+    run(&Case {
+        seed: 7,
+        credits: 100,
+        mode: CreditMode::PerVc,
+        overhead: 0,
+        loss: 0.2,
+        drain: 0.5,
+        idle: IdleUpdates::OnDemand,
     })
     .unwrap();
 }

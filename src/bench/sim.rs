@@ -63,7 +63,9 @@ fn once(
     }
     let ro = RunOptions {
         duration: opts.duration,
-        threads: opts.threads,
+        threads: opts
+            .threads
+            .map_or(crate::sim::Threads::Auto, crate::sim::Threads::Exactly),
         ..RunOptions::default()
     };
     let mut sim = Sim::new(sc, &ro).map_err(|e| e.to_string())?;

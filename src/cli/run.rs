@@ -45,9 +45,14 @@ pub struct RunArgs {
     /// the shares run side by side in windows as long as the shortest link between them
     /// takes, so the outcome is byte-identical for every N. A run without a duration
     /// (waiting for idle) and a `sample: change` time series look at every instant and run
-    /// on one thread.
+    /// on one thread. Where N threads cannot pay off (the same rules as the default) the
+    /// run says why and takes one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(super) threads: Option<u16>,
+    /// With --threads N: take N threads even where they cannot pay off (to check that the
+    /// outcome is the same on any count, or to measure the cost).
+    #[arg(long, requires = "threads")]
+    pub(super) force_threads: bool,
     /// No text report and no progress.
     #[arg(long, short)]
     pub(super) quiet: bool,
@@ -104,9 +109,22 @@ pub struct RunArgs {
     pub(super) shard: Option<crate::sweep::Shard>,
 }
 
+impl RunArgs {
+    /// The threads asked for: as many as pay off, or `--threads N` where they pay off, or
+    /// N whatever they cost with `--force-threads`.
+    pub(super) fn threads(&self) -> crate::sim::Threads {
+        use crate::sim::Threads;
+        match (self.threads.map(usize::from), self.force_threads) {
+            (None, _) => Threads::Auto,
+            (Some(n), false) => Threads::Asked(n),
+            (Some(n), true) => Threads::Exactly(n),
+        }
+    }
+}
+
 pub fn exec(a: RunArgs) -> ExitCode {
     let done = match a.sweep.clone() {
-        Some(sweep) => super::sweep::run(&a, &sweep).map(|()| None),
+        Some(sweep) => super::sweep::run(&a, &sweep),
         None => run(&a),
     };
     match done {
@@ -175,13 +193,20 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
         record_window: a.plot_window,
         max_plot_samples: MAX_PLOT_SAMPLES as usize,
         pfc_log: a.pfc_log.clone(),
-        threads: a.threads.map(usize::from),
+        threads: a.threads(),
         created,
     };
     let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{}: {e}", a.file.display()))?;
     if let (Some(asked), Some(why)) = (a.threads, sim.one_thread_because()) {
         if asked > 1 && !a.quiet {
             eprintln!("note: --threads {asked}: this run {why}, so it runs on one thread");
+        }
+    }
+    if let (Some(asked), Some(why)) = (a.threads, sim.threads_note()) {
+        if !a.quiet {
+            eprintln!(
+                "note: --threads {asked}: {why}, so it runs on one thread (--force-threads takes {asked} anyway; the outcome is the same)"
+            );
         }
     }
     let mut bar = Progress::new(if a.quiet {
@@ -199,6 +224,13 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
     });
     bar.finish();
     ran.map_err(|e| e.to_string())?;
+    // Outputs that fail at the end are said after the text report, which is printed
+    // whatever they do: the run's results are not lost with a file.
+    let mut failed: Vec<String> = sim
+        .take_output_error()
+        .map(|e| e.to_string())
+        .into_iter()
+        .collect();
     let outcome = sim.outcome();
     let mut report = crate::report::json::report(&outcome);
     let stopped_by = report.interrupted.as_ref().and(signals.received());
@@ -213,11 +245,18 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
     let (end, windowed) = (sim.now(), outcome.windowed);
     let name = outcome.scenario.name.clone();
     let recording = sim.into_recording();
-    if let Some(file) = json_file {
-        write_json(file, &report.to_value()).map_err(|e| e.to_string())?;
-    }
+    let json_written = match json_file {
+        Some(file) => match write_json(file, &report.to_value()) {
+            Ok(()) => true,
+            Err(e) => {
+                failed.push(e.to_string());
+                false
+            }
+        },
+        None => false,
+    };
     let mut text = crate::report::text::render(&report);
-    if let Some((p, _)) = &json {
+    if let Some((p, _)) = json.as_ref().filter(|_| json_written) {
         text += &format!("JSON report: {}\n", p.display());
     }
     if let (Some(dir), Some(rec)) = (&a.plot, &recording) {
@@ -250,12 +289,24 @@ fn run(a: &RunArgs) -> Result<Option<u8>, String> {
                 })
                 .collect(),
         };
-        let files = crate::report::plot::write(rec, &marks, dir, &name, &text)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
-        text += &format!("plots: {}\n", super::args::path_list(&files));
+        match crate::report::plot::write(rec, &marks, dir, &name, &text) {
+            Ok(files) => text += &format!("plots: {}\n", super::args::path_list(&files)),
+            Err(e) => failed.push(format!("{}: {e}", dir.display())),
+        }
     }
     if !a.quiet {
         print_out(&text);
+    }
+    if !failed.is_empty() {
+        return Err(format!(
+            "the run ended, but {} could not be written (the report above is whole):\n  {}",
+            if failed.len() == 1 {
+                "an output"
+            } else {
+                "outputs"
+            },
+            failed.join("\n  ")
+        ));
     }
     Ok(stopped_by.map(|_| signals.exit_status().unwrap_or(130)))
 }

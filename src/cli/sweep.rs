@@ -10,8 +10,13 @@ use crate::sweep::{SweepColumn, SweepReport, SweepRow};
 /// One row's cells: (index of the metric path, column, value).
 type Cells = Vec<crate::report::sweep_plot::Cell>;
 
-/// `--sweep`: the scenario once per value, a row of metrics each.
-pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String> {
+/// `--sweep`: the scenario once per value, a row of metrics each. Ok(Some(status)) when a
+/// signal stopped it before its end: the points that finished are written, marked
+/// interrupted, and the status is the shell's for the signal (130 for Ctrl-C).
+pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<Option<u8>, String> {
+    // Ctrl-C stops the point under way; the finished ones are kept.
+    let signals =
+        super::signals::Signals::catch().map_err(|e| format!("cannot handle signals: {e}"))?;
     let text = crate::config::input::read_text(&a.file)
         .map_err(|e| format!("{}: {e}", a.file.display()))?;
     // Where the results go must exist, and the JSON be open, before the first run.
@@ -43,12 +48,30 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         a.metric.clone()
     };
     let shard = a.shard;
+    let taken: Vec<(usize, &String)> = sweep
+        .values
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| shard.is_none_or(|s| s.takes(*index)))
+        .collect();
+    // Every value is checked before the first run: a bad one found after hours of runs
+    // would cost them.
+    for (_, value) in &taken {
+        applied(a, sweep, &text, &stem, value)?;
+    }
     let mut rows = Vec::new();
-    for (index, value) in sweep.values.iter().enumerate() {
-        if !shard.is_none_or(|s| s.takes(index)) {
-            continue;
-        }
-        let cells = run_one(a, sweep, &text, &stem, value, &metrics)?;
+    let mut interrupted = None;
+    for (n, &(index, value)) in taken.iter().enumerate() {
+        let Some(cells) = run_one(a, sweep, &text, &stem, value, &metrics, &signals)? else {
+            let sig = super::signals::name(signals.received().unwrap_or(2));
+            eprintln!(
+                "lossless run: stopped by {sig} during {}={value}; writing the {n} of {} points that finished",
+                sweep.key,
+                taken.len()
+            );
+            interrupted = Some(sig.to_string());
+            break;
+        };
         if !a.quiet {
             eprintln!("ran {}={value}", sweep.key);
         }
@@ -61,17 +84,23 @@ pub(super) fn run(a: &RunArgs, sweep: &crate::sweep::Sweep) -> Result<(), String
         metric_paths: metrics,
         shard,
         rows,
+        interrupted,
     };
-    present(&report, json, a.plot.as_deref(), a.quiet)
+    present(&report, json, a.plot.as_deref(), a.quiet)?;
+    Ok(report
+        .interrupted
+        .map(|_| signals.exit_status().unwrap_or(130)))
 }
 
 /// Make sure the directories of `--json` and `--plot` exist (a command-line path must
-/// name an existing directory, a plot directory is made in one), and open the JSON file,
-/// so that a path that cannot be written fails before any work.
+/// name an existing directory, a plot directory is made in one), and that the JSON file
+/// can be made there, so that a path that cannot be written fails before any work. The
+/// file is made again when the rows are written: nothing is left beside it meanwhile (a
+/// sweep killed at once leaves no empty temporary file).
 pub(super) fn outputs(
     json: Option<&std::path::Path>,
     plot: Option<&std::path::Path>,
-) -> Result<Option<lossless_sys::output::OutputFile>, String> {
+) -> Result<Option<std::path::PathBuf>, String> {
     let mut created = Created::default();
     if let Some(p) = json {
         created
@@ -83,19 +112,22 @@ pub(super) fn outputs(
             .dir(d, Origin::CommandLine)
             .map_err(|e| format!("{}: {e}", d.display()))?;
     }
-    json.map(open_json).transpose().map_err(|e| e.to_string())
+    // Opened and dropped unwritten: the temporary file goes, the path is known good.
+    json.map(open_json).transpose().map_err(|e| e.to_string())?;
+    Ok(json.map(std::path::Path::to_path_buf))
 }
 
 /// A sweep's results, from one process or merged: `--json` rows, the table on stdout
 /// (unless quiet), and with a plot directory the figure of every metric.
 pub(super) fn present(
     report: &SweepReport,
-    json: Option<lossless_sys::output::OutputFile>,
+    json: Option<std::path::PathBuf>,
     plot: Option<&std::path::Path>,
     quiet: bool,
 ) -> Result<(), String> {
-    if let Some(file) = json {
+    if let Some(path) = json {
         let out = serde_json::to_value(report).expect("a sweep serializes");
+        let file = open_json(&path).map_err(|e| e.to_string())?;
         write_json(file, &out).map_err(|e| e.to_string())?;
     }
     let rows: Vec<(String, Cells)> = report
@@ -117,6 +149,13 @@ pub(super) fn present(
     }
     if !quiet {
         print_out(&t);
+        if let Some(sig) = &report.interrupted {
+            print_out(&format!(
+                "(stopped by {sig}: {} of {} points ran)\n",
+                report.rows.len(),
+                report.values.len()
+            ));
+        }
     }
     Ok(())
 }
@@ -148,7 +187,23 @@ fn cells_of(r: &SweepRow) -> Cells {
         .collect()
 }
 
-/// The run with `key = value` applied to `text`, and its cells of `metrics`.
+/// The scenario with `key = value` applied to `text`, and its name in messages; Err
+/// saying what is wrong with the value.
+fn applied(
+    a: &RunArgs,
+    sweep: &crate::sweep::Sweep,
+    text: &str,
+    stem: &str,
+    value: &str,
+) -> Result<(crate::config::scenario::Scenario, String), String> {
+    let json = crate::sweep::apply(text, &sweep.key, value)?;
+    let name = format!("{} ({}={value})", a.file.display(), sweep.key);
+    let loaded = crate::sweep::parse_applied(&name, stem, &json)?;
+    Ok((loaded.scenario, name))
+}
+
+/// The run with `key = value` applied to `text`, and its cells of `metrics`; None when a
+/// signal stopped it before its end.
 fn run_one(
     a: &RunArgs,
     sweep: &crate::sweep::Sweep,
@@ -156,23 +211,30 @@ fn run_one(
     stem: &str,
     value: &str,
     metrics: &[String],
-) -> Result<Cells, String> {
-    use crate::sweep::{apply, metric, DEFAULT_METRICS};
-    let json = apply(text, &sweep.key, value)?;
-    let name = format!("{} ({}={value})", a.file.display(), sweep.key);
-    let loaded = crate::sweep::parse_applied(&name, stem, &json)?;
-    let mut scenario = loaded.scenario;
+    signals: &super::signals::Signals,
+) -> Result<Option<Cells>, String> {
+    use crate::sweep::{metric, DEFAULT_METRICS};
+    let (mut scenario, name) = applied(a, sweep, text, stem, value)?;
     scenario.run.outputs.pcap = None;
     scenario.run.outputs.timeseries = None;
     let opts = RunOptions {
         seed: a.seed,
         duration: a.duration,
-        threads: a.threads.map(usize::from),
+        threads: a.threads(),
         ..RunOptions::default()
     };
     let mut sim = Sim::new(scenario, &opts).map_err(|e| format!("{name}: {e}"))?;
-    sim.run(|_| crate::sim::Go::On)
-        .map_err(|e| format!("{name}: {e}"))?;
+    sim.run(|_| {
+        if signals.stopping() {
+            crate::sim::Go::Stop
+        } else {
+            crate::sim::Go::On
+        }
+    })
+    .map_err(|e| format!("{name}: {e}"))?;
+    if signals.stopping() {
+        return Ok(None);
+    }
     let report = crate::report::json::report(&sim.outcome()).to_value();
     // A path that names nothing is a mistake, not an empty column.
     if let Some(m) = metrics.iter().find(|m| metric(&report, m).is_empty()) {
@@ -180,11 +242,13 @@ fn run_one(
             return Err(crate::sweep::unknown_metric(&report, m));
         }
     }
-    Ok(metrics
-        .iter()
-        .enumerate()
-        .flat_map(|(i, m)| metric(&report, m).into_iter().map(move |(c, v)| (i, c, v)))
-        .collect())
+    Ok(Some(
+        metrics
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| metric(&report, m).into_iter().map(move |(c, v)| (i, c, v)))
+            .collect(),
+    ))
 }
 
 /// The text table: a row per value, a column per metric cell any row has, each column as

@@ -132,6 +132,7 @@ pub fn table() -> Vec<(&'static str, String, &'static str)> {
         ("cbfc.mode", cbfc.mode.word().into(), "per-VC sender limits"),
         ("cbfc.cf_min_spacing / cf_max_spacing", format!("{} / {}", cbfc.cf_min_spacing, cbfc.cf_max_spacing), "CF_Update spacing, bytes at line rate"),
         ("cbfc.cc_interval", cbfc.cc_interval.to_string(), "CC_Update period (credits of lost frames come back)"),
+        ("cbfc.idle_updates", "periodic; on_demand on a tap link: port".into(), "whether CC_Updates and CF refreshes that say nothing new go out at idle"),
         ("qos.scheduler", weight, "every queue"),
         ("qos.scheduler.*.weight", DEFAULT_DWRR_WEIGHT.to_string(), "a dwrr entry without a weight"),
         ("qos.wred_profiles.*", format!("{}% at Kmax, {}, ecn_none", wred::DEFAULT_MAX_PROBABILITY, MarkAt::default().word()), "drop probability, when, ECN"),

@@ -56,15 +56,41 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
 
 /// Resolve scenario `text` read from `file` (named in errors; `stem` names default outputs).
 pub fn parse(file: &str, stem: &str, text: &str) -> Result<Loaded, ConfigError> {
-    let mut raw: schema::ScenarioFile = input::from_yaml(text).map_err(|e| yaml_error(file, &e))?;
+    let mut raw: schema::ScenarioFile =
+        input::from_yaml(text).map_err(|e| yaml_error(file, text, &e))?;
+    let config_dbs = sonic::config_db_files(file, &raw);
     let imported = sonic::expand(file, &mut raw)?;
-    let (scenario, mut warnings) = resolve::resolve(file, stem, raw)?;
+    let (scenario, mut warnings) = resolve::resolve(file, stem, raw).map_err(|e| {
+        // A value from a switch's config_db (`sonic:`): named as the config_db names it.
+        if config_dbs.contains(&e.file) {
+            sonic::name_in_config_db(e)
+        } else {
+            e
+        }
+    })?;
     warnings.splice(0..0, imported);
     Ok(Loaded { scenario, warnings })
 }
 
-/// Turn a serde-saphyr error into ours: `file:line: message` followed by its snippet.
-fn yaml_error(file: &str, e: &serde_saphyr::Error) -> ConfigError {
+/// What a value of the number type `ty` (as the parser names it) must be.
+fn type_rule(ty: &str) -> Option<String> {
+    let (lo, hi) = match ty {
+        "i64" => (i64::MIN.to_string(), i64::MAX.to_string()),
+        "u64" => ("0".into(), u64::MAX.to_string()),
+        "u32" => ("0".into(), u32::MAX.to_string()),
+        "u16" => ("0".into(), u16::MAX.to_string()),
+        "u8" => ("0".into(), u8::MAX.to_string()),
+        _ => return None,
+    };
+    Some(format!(
+        "not a whole number from {lo} to {hi}, the most this key can hold (its own range, smaller, is in docs/scenario.md)"
+    ))
+}
+
+/// Turn a serde-saphyr error into ours: `file:line: message` followed by its snippet; a
+/// value the parser could not take as its type (`invalid i64`: a number too large) named
+/// by its key, with the rule it broke.
+fn yaml_error(file: &str, source: &str, e: &serde_saphyr::Error) -> ConfigError {
     if let Some(message) = input::budget_words(e) {
         return Diag {
             severity: Severity::Error,
@@ -85,11 +111,40 @@ fn yaml_error(file: &str, e: &serde_saphyr::Error) -> ConfigError {
     };
     // The snippet names its source; saphyr knows only the text.
     let message = message.replace("<input>", file);
+    // A scalar of the wrong type: the key it is the value of, and what the type holds.
+    let key = match (message.strip_prefix("invalid "), e.location()) {
+        (Some(rest), Some(l)) if l.line() > 0 => {
+            let ty = rest.split_whitespace().next().unwrap_or("");
+            let offset = source
+                .split_inclusive('\n')
+                .take(l.line() as usize - 1)
+                .map(str::len)
+                .sum::<usize>()
+                + source
+                    .lines()
+                    .nth(l.line() as usize - 1)
+                    .unwrap_or("")
+                    .chars()
+                    .take((l.column() as usize).saturating_sub(1))
+                    .map(char::len_utf8)
+                    .sum::<usize>();
+            yaml_edit::Doc::parse(source)
+                .ok()
+                .and_then(|d| d.path_at(offset))
+                .map(|k| (k, type_rule(ty)))
+        }
+        _ => None,
+    };
+    let (key, message) = match key {
+        Some((k, Some(rule))) => (k, format!("{rule}\n{message}")),
+        Some((k, None)) => (k, message),
+        None => (String::new(), message),
+    };
     Diag {
         severity: Severity::Error,
         file: file.to_string(),
         line,
-        key: String::new(),
+        key,
         message,
     }
 }

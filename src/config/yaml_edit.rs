@@ -154,6 +154,39 @@ impl<'a> Doc<'a> {
         })
     }
 
+    /// The dotted path (as `--sweep` writes it: list entries by `name`, else by index) of
+    /// the value written at byte `offset`, if a value is there: what an error found by
+    /// the parser at that place is about.
+    pub fn path_at(&self, offset: usize) -> Option<String> {
+        let path = self.steps_at(offset);
+        (!path.is_empty()).then(|| path.join("."))
+    }
+
+    /// The steps of [`Doc::path_at`] (keys may hold dots: a config_db's do).
+    pub fn steps_at(&self, offset: usize) -> Vec<String> {
+        let mut path: Vec<String> = Vec::new();
+        let mut n = &self.root;
+        loop {
+            let inside = |a: At| a.start <= offset && offset < a.end.max(a.start + 1);
+            let next = match n {
+                Node::Map(entries, ..) => entries.iter().find_map(|(k, key_at, v)| {
+                    (inside(*key_at) || inside(v.at())).then(|| (k.clone(), v))
+                }),
+                Node::Seq(items, ..) => items.iter().enumerate().find_map(|(i, v)| {
+                    inside(v.at()).then(|| (name_of(v).map_or(i.to_string(), str::to_string), v))
+                }),
+                Node::Scalar(..) | Node::Alias(_) => None,
+            };
+            match next {
+                Some((step, v)) => {
+                    path.push(step);
+                    n = v;
+                }
+                None => return path,
+            }
+        }
+    }
+
     /// The node at `path` (a dotted key); Err says which step is missing.
     fn find(&self, path: &str) -> Result<&Node, String> {
         let segments: Vec<&str> = path.split('.').collect();
@@ -377,6 +410,22 @@ fn name_of(n: &Node) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_path_of_a_place_names_keys_and_entries() {
+        let text = "switches:\n  - name: tor\n    cbfc: {credits: 99999999999999999999}\n  - {ports: [1, 2]}\n";
+        let d = Doc::parse(text).unwrap();
+        let at = |needle: &str| text.find(needle).unwrap();
+        assert_eq!(
+            d.path_at(at("9999")).as_deref(),
+            Some("switches.tor.cbfc.credits")
+        );
+        assert_eq!(d.path_at(at("2]")).as_deref(), Some("switches.1.ports.1"));
+        assert_eq!(
+            d.path_at(at("credits")).as_deref(),
+            Some("switches.tor.cbfc.credits")
+        );
+    }
 
     const FILE: &str = "name: lab   # a comment\nswitches:\n  - name: tor\n    ports: {count: 4, speed: 100G}\n    qos:\n      pfc_enable: [3, 4]     # lossless\n      pfc_asym: on\nflows:\n  - {name: a, src: h1, dst: h0, rate: 10G}\n  - {name: b, src: h2, dst: h0}\nevents:\n  - {at: 1ms, port: h1, drop: 1}\n  - at: 3ms\n    port: h2\n    drop: 1\n";
 

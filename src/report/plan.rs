@@ -434,8 +434,8 @@ fn credits(o: &mut String, spec: &SwitchSpec, first: usize) -> Need {
     let (port, s) = (&c.ports[first], &c.ports[first].cbfc);
     let _ = writeln!(
         o,
-        "    CBFC: credits of {} B (a frame costs ceil((length {:+}) / {})), {} limits, CF_Update every {} to {}, CC_Update every {}",
-        s.credit_size, s.overhead, s.credit_size, s.mode.word(), s.cf_min_spacing, s.cf_max_spacing, s.cc_interval
+        "    CBFC: credits of {} B (a frame costs ceil((length {:+}) / {})), {} limits, CF_Update every {} to {}, CC_Update every {}, idle updates {}",
+        s.credit_size, s.overhead, s.credit_size, s.mode.word(), s.cf_min_spacing, s.cf_max_spacing, s.cc_interval, s.idle_updates.word()
     );
     let vcs: Vec<String> = (0..lossless_pipeline::link::cbfc::VCS)
         .filter(|&v| s.is_credited(v as u8))

@@ -51,7 +51,7 @@ use lossless_pipeline::Switch;
 use lossless_ports::host::Host;
 pub use observers::OutputFiles;
 use observers::{Observers, Taps};
-pub use options::{EngineStats, Go, RunOptions, SimError, Tick};
+pub use options::{EngineStats, Go, RunOptions, SimError, Threads, Tick};
 use share::{Fabric, Placement, Reached, Share};
 
 /// The run's own events: what happens to the whole fabric at one instant, before any node
@@ -178,6 +178,12 @@ pub struct Sim {
     record_window: Option<(Time, Time)>,
     /// The PFC log's file, opened when the run was built (written when it ends).
     pfc_log: Option<lossless_sys::output::OutputFile>,
+    /// An output file that could not be written at the end (the PFC log): the run and
+    /// its report stand, and the caller says what failed after them.
+    output_error: Option<SimError>,
+    /// Why the run takes one thread where `--threads` asked for more (they would not pay
+    /// off).
+    threads_note: Option<String>,
 }
 
 impl Sim {
@@ -204,12 +210,23 @@ impl Sim {
             }
         }
         let observers = Observers::create(&scenario, opts, &mut switches, &hosts)?;
+        let mut threads_note = None;
         let threads = if b.until_idle || observers.on_change() {
             1
         } else {
             let every = threads::shortest_period(&scenario, opts.record);
-            opts.threads
-                .unwrap_or_else(|| threads::auto(&switches, &hosts, every))
+            match opts.threads {
+                Threads::Auto => threads::auto(&switches, &hosts, every),
+                Threads::Exactly(n) => n,
+                Threads::Asked(n) if n <= 1 => n,
+                Threads::Asked(n) => match threads::why_no_gain(&switches, &hosts, every, n) {
+                    Some(why) => {
+                        threads_note = Some(why);
+                        1
+                    }
+                    None => n,
+                },
+            }
         };
         let plan = threads::plan(&switches, &hosts, threads);
         let loss = loss::Loss::of(&scenario, seed);
@@ -265,8 +282,22 @@ impl Sim {
             }),
             record_window: opts.record_window,
             pfc_log,
+            output_error: None,
+            threads_note,
             scenario,
         })
+    }
+
+    /// The output file that could not be written when the run ended, if one could not
+    /// (the run's report stands without it).
+    pub fn take_output_error(&mut self) -> Option<SimError> {
+        self.output_error.take()
+    }
+
+    /// Why the run takes one thread where `--threads N` asked for more: threads would
+    /// make it slower (`--force-threads` takes them anyway).
+    pub fn threads_note(&self) -> Option<&str> {
+        self.threads_note.as_deref()
     }
 
     /// Why the run takes one thread whatever `--threads` says (None: it takes them).
@@ -503,13 +534,10 @@ impl Sim {
         self.observers.finish(&mut self.switches, &mut self.hosts)?;
         if let Some(out) = self.pfc_log.take() {
             let path = out.path().to_path_buf();
-            pfc_log::write(out, self.switches.iter_mut().map(|n| &mut n.sw)).map_err(|source| {
-                SimError::Output {
-                    path: path.clone(),
-                    source,
-                }
-            })?;
-            self.observers.files.pfc_log = Some(path);
+            match pfc_log::write(out, self.switches.iter_mut().map(|n| &mut n.sw)) {
+                Ok(_) => self.observers.files.pfc_log = Some(path),
+                Err(source) => self.output_error = Some(SimError::Output { path, source }),
+            }
         }
         self.stats.misdelivered = self.hosts.iter().map(|h| h.host.misdelivered).sum();
         self.stats.host_drops = self.hosts.iter().map(|h| h.host.dropped).sum();

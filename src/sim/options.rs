@@ -22,12 +22,25 @@ pub struct RunOptions {
     pub max_plot_samples: usize,
     /// Write every switch's PFC events here as JSON lines (`--pfc-log`).
     pub pfc_log: Option<PathBuf>,
-    /// Run the fabric on this many threads (`--threads`; None: [`super::threads::auto`]).
-    /// The outcome is the same for every count.
-    pub threads: Option<usize>,
+    /// How many threads the fabric runs on (`--threads`, `--force-threads`). The outcome
+    /// is the same for every count.
+    pub threads: Threads,
     /// Directories created for this run's files before it started (the report lists them
     /// with those the run creates).
     pub created: crate::outdir::Created,
+}
+
+/// How many threads a run takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// As many as pay off ([`super::threads::auto`]).
+    #[default]
+    Auto,
+    /// This many where they can pay off, else one, said in [`super::Sim::threads_note`]
+    /// (`--threads N`).
+    Asked(usize),
+    /// This many, whatever they cost (`--threads N --force-threads`; a benchmark's).
+    Exactly(usize),
 }
 
 /// Where a run stands, handed to the caller of [`super::Sim::run`] now and then (every

@@ -53,6 +53,40 @@ pub fn auto(switches: &[SwitchNode], hosts: &[HostNode], every: Option<Time>) ->
     }
 }
 
+/// Why `threads` threads cannot make this run faster than one, if they cannot (the same
+/// rules as [`auto`], said in words): too few switches to share, links between the
+/// shares too short for windows worth a barrier, the run's own events too close, or a
+/// machine of one core.
+pub fn why_no_gain(
+    switches: &[SwitchNode],
+    hosts: &[HostNode],
+    every: Option<Time>,
+    threads: usize,
+) -> Option<String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        return Some("this machine has one core".into());
+    }
+    if switches.len() < AUTO_MIN_SWITCHES {
+        return Some(format!(
+            "its fabric has {} switch{} (threads pay off from {AUTO_MIN_SWITCHES}: with fewer, each window holds less work than the threads' meeting costs)",
+            switches.len(),
+            if switches.len() == 1 { "" } else { "es" }
+        ));
+    }
+    if let Some(e) = every.filter(|e| *e < AUTO_MIN_STRETCH) {
+        return Some(format!(
+            "its samples or checks come every {e} and the threads start anew at each (they pay off from {AUTO_MIN_STRETCH} apart)"
+        ));
+    }
+    match plan(switches, hosts, threads).lookahead {
+        Some(l) if l < AUTO_MIN_LOOKAHEAD => Some(format!(
+            "the shortest link between its shares takes {l}, so its windows are mostly the threads' meeting (threads pay off from {AUTO_MIN_LOOKAHEAD})"
+        )),
+        _ => None,
+    }
+}
+
 /// The shortest period of the run's own periodic events (time-series samples, `--plot`
 /// samples every `record`, deadlock checks at an eighth of `deadlock_time`), each of which
 /// starts the threads anew; None: it has none.

@@ -13,6 +13,10 @@ pub fn merge(parts: Vec<(String, SweepReport)>) -> Result<SweepReport, String> {
     let mut parts = parts.into_iter();
     let (first_name, first) = parts.next().ok_or("no row files given")?;
     let count = first.shard.map(|s| s.count);
+    let mut stopped: Vec<(String, String)> = Vec::new();
+    if let Some(sig) = &first.interrupted {
+        stopped.push((first_name.clone(), sig.clone()));
+    }
     let mut rows: Vec<Option<(String, SweepRow)>> = vec![None; first.values.len()];
     let mut take = |name: &str, rows_of: Vec<SweepRow>| -> Result<(), String> {
         for row in rows_of {
@@ -60,6 +64,9 @@ pub fn merge(parts: Vec<(String, SweepReport)>) -> Result<SweepReport, String> {
                 ));
             }
         }
+        if let Some(sig) = &p.interrupted {
+            stopped.push((name.clone(), sig.clone()));
+        }
         take(&name, p.rows)?;
     }
     let missing: Vec<String> = rows
@@ -72,10 +79,19 @@ pub fn merge(parts: Vec<(String, SweepReport)>) -> Result<SweepReport, String> {
         })
         .collect();
     if !missing.is_empty() {
+        let stopped: Vec<String> = stopped
+            .iter()
+            .map(|(name, sig)| format!("{name} was stopped by {sig} before its end"))
+            .collect();
         return Err(format!(
-            "no row file holds {}={}: run the shares that hold them and merge again",
+            "no row file holds {}={}: run the shares that hold them and merge again{}",
             first.key,
-            missing.join(", ")
+            missing.join(", "),
+            if stopped.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", stopped.join("; "))
+            }
         ));
     }
     Ok(SweepReport {
@@ -85,6 +101,7 @@ pub fn merge(parts: Vec<(String, SweepReport)>) -> Result<SweepReport, String> {
         metric_paths: first.metric_paths,
         shard: None::<Shard>,
         rows: rows.into_iter().flatten().map(|(_, r)| r).collect(),
+        interrupted: None,
     })
 }
 
@@ -116,6 +133,7 @@ mod tests {
             metric_paths: vec!["totals.drops".into()],
             shard: Some(Shard { index, count }),
             rows,
+            interrupted: None,
         }
     }
 

@@ -34,6 +34,11 @@ pub struct SweepReport {
     pub shard: Option<Shard>,
     /// One row per value run, in the order of `values`.
     pub rows: Vec<SweepRow>,
+    /// The signal that stopped the sweep before its end (`SIGINT` for Ctrl-C): `rows`
+    /// holds the points that finished, the one under way is not among them (absent: the
+    /// sweep ran to its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// One run of a sweep.

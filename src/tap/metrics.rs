@@ -8,8 +8,10 @@
 //! no client can hold it: HTTP is hyper's (malformed requests get 400, a head over
 //! [`MAX_HEAD`] bytes 431), connections are served concurrently on one thread, each has
 //! [`HEAD_WAIT`] to send its request and [`CONNECTION_LIFE`] in all, at most
-//! [`MAX_CONNECTIONS`] are open (a new one closes the oldest), and each connection answers
-//! one request.
+//! [`MAX_CONNECTIONS`] are open (a new one closes the oldest that has not sent a request
+//! yet — never one whose answer is under way; with every one answering, the new one is
+//! closed), and each connection answers one request. It has no authentication: bind it
+//! where only those who may read the counters reach it (docs/tap.md, "Live counters").
 
 use super::live::{Live, ANSWER_WAIT};
 use bytes::Bytes;
@@ -21,12 +23,14 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Connections open at once; a new connection beyond this closes the oldest, so that
-/// idle or slow clients cannot keep a scrape out.
+/// Connections open at once; a new connection beyond this closes the oldest that has not
+/// sent its request, so that idle or slow clients cannot keep a scrape out, and no new
+/// one cuts a scrape short.
 pub const MAX_CONNECTIONS: usize = 256;
 /// How long a client may take to send its request head.
 pub const HEAD_WAIT: Duration = Duration::from_secs(3);
@@ -68,11 +72,35 @@ pub fn serve(listener: TcpListener, live: Arc<Live>) -> io::Result<JoinHandle<()
         .spawn(move || rt.block_on(accept(listener, live)))
 }
 
-/// The connections open, oldest first; dropping a connection's sender closes it.
+/// The connections open, oldest first; dropping a connection's sender closes it. Each
+/// has a flag its server sets when its request arrived.
 #[derive(Default)]
 struct Open {
     next: u64,
-    conns: BTreeMap<u64, tokio::sync::oneshot::Sender<()>>,
+    conns: BTreeMap<u64, (tokio::sync::oneshot::Sender<()>, Arc<AtomicBool>)>,
+}
+
+impl Open {
+    /// Make room for a new connection: with [`MAX_CONNECTIONS`] open, close the oldest
+    /// that has not sent its request. False: every one is answering, so the new one must
+    /// wait its turn (it is closed).
+    fn make_room(&mut self) -> bool {
+        if self.conns.len() < MAX_CONNECTIONS {
+            return true;
+        }
+        let idle = self
+            .conns
+            .iter()
+            .find(|(_, (_, asked))| !asked.load(Ordering::Acquire))
+            .map(|(id, _)| *id);
+        match idle {
+            Some(id) => {
+                self.conns.remove(&id);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// What serves requests: the reports' source and the turns to build them.
@@ -98,8 +126,18 @@ impl Endpoint {
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
+        self.serve_marked(io, Arc::default()).await
+    }
+
+    /// [`Endpoint::serve`], setting `asked` when the request has arrived (from then on
+    /// the connection is a scrape under way).
+    async fn serve_marked<I>(&self, io: I, asked: Arc<AtomicBool>)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let me = self.clone();
         let service = hyper::service::service_fn(move |req| {
+            asked.store(true, Ordering::Release);
             answer(req, Arc::clone(&me.live), Arc::clone(&me.answers))
         });
         let conn = hyper::server::conn::http1::Builder::new()
@@ -134,21 +172,24 @@ async fn accept(listener: TcpListener, live: Arc<Live>) {
             }
         };
         let (closer, closed) = tokio::sync::oneshot::channel::<()>();
+        let asked = Arc::new(AtomicBool::new(false));
         let id = {
             let mut o = open.lock().unwrap_or_else(|e| e.into_inner());
-            if o.conns.len() >= MAX_CONNECTIONS {
-                o.conns.pop_first();
+            if !o.make_room() {
+                // Every connection is a scrape under way: this one waits its turn.
+                drop(stream);
+                continue;
             }
             o.next += 1;
             let id = o.next;
-            o.conns.insert(id, closer);
+            o.conns.insert(id, (closer, Arc::clone(&asked)));
             id
         };
         let (endpoint, open) = (endpoint.clone(), Arc::clone(&open));
         tokio::spawn(async move {
             tokio::select! {
                 _ = closed => {}
-                _ = endpoint.serve(stream) => {}
+                _ = endpoint.serve_marked(stream, asked) => {}
             }
             open.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -313,4 +354,52 @@ pub fn get(addr: SocketAddr, path: &str) -> Result<String, String> {
         return Err(format!("{addr} answered {status}: {}", body.trim()));
     }
     Ok(body.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Full of connections: a new one closes the oldest that has not asked yet, never a
+    /// scrape under way; with every one answering, none is closed and the new one waits.
+    #[test]
+    fn a_new_connection_closes_an_idle_one_never_a_scrape() {
+        let mut open = Open::default();
+        let mut receivers = Vec::new();
+        for id in 0..MAX_CONNECTIONS as u64 {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            // The oldest two are answering.
+            open.conns
+                .insert(id, (tx, Arc::new(AtomicBool::new(id < 2))));
+            receivers.push(rx);
+        }
+        assert!(open.make_room());
+        assert!(open.conns.contains_key(&0) && open.conns.contains_key(&1));
+        assert!(
+            !open.conns.contains_key(&2),
+            "the oldest idle one is closed"
+        );
+        assert_eq!(
+            receivers[2].try_recv(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed),
+            "its sender is dropped: the connection closes"
+        );
+        assert_eq!(
+            receivers[0].try_recv(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty)
+        );
+        for (_, asked) in open.conns.values() {
+            asked.store(true, Ordering::Release);
+        }
+        open.conns.insert(
+            1000,
+            (
+                tokio::sync::oneshot::channel().0,
+                Arc::new(AtomicBool::new(true)),
+            ),
+        );
+        let before = open.conns.len();
+        assert!(!open.make_room());
+        assert_eq!(open.conns.len(), before, "no scrape is cut short");
+    }
 }

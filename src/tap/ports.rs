@@ -101,6 +101,9 @@ fn start_writer(
 
 /// Every port of the switch, with their writer threads.
 pub(super) struct TapPorts {
+    /// The ports are closed: writers joined, kernel counters read last, queues emptied
+    /// (what the kernel counted is then all accounted for, or discarded by it).
+    pub closed: bool,
     pub ports: Vec<PortIo>,
     pub rx: Rx,
     writers: Vec<JoinHandle<()>>,
@@ -150,6 +153,7 @@ impl TapPorts {
             });
         }
         Ok(TapPorts {
+            closed: false,
             ports,
             rx: Rx::new(),
             writers,
@@ -336,6 +340,7 @@ impl TapPorts {
         }
         self.read_kernel_counters();
         self.count_unread();
+        self.closed = true;
     }
 
     /// Empty every device's kernel queue or ring, counting the frames in it: a frame a

@@ -68,6 +68,23 @@ pub(super) fn report(d: &Driver<Switch, TapPorts>, realtime: bool) -> Report {
                 segments: PortIoStats::get(&s.segments),
                 ordered_set_frames_read: PortIoStats::get(&s.ordered_sets_read),
                 ordered_set_frames_written: PortIoStats::get(&s.ordered_sets_written),
+                kernel_discards: match (&p.kernel, iface && io.closed) {
+                    (Some(k), true) => {
+                        let k = p.carried.kernel + *k;
+                        k.host_tx_packets.saturating_sub(
+                            PortIoStats::get(&s.read_frames)
+                                + k.host_tx_dropped
+                                + p.carried.oversize
+                                + p.dev.oversize()
+                                + p.unread_at_exit,
+                        )
+                    }
+                    _ => 0,
+                },
+                replayed_frames: node.ports()[i]
+                    .link
+                    .llr()
+                    .map_or(0, |l| l.counters.tx_replayed_frames),
                 checksums_completed: PortIoStats::get(&s.checksums_completed),
                 kernel: match (p.kernel, p.reattached) {
                     (Some(k), _) => Some(KernelReport::from(&(p.carried.kernel + k))),

@@ -44,6 +44,31 @@ impl lossless_buffer_model::Named for CreditMode {
     ];
 }
 
+/// When a port sends credit messages that say nothing new: a CC_Update whose consumed
+/// counts are those of the last one with no credit held, a CF_Update of a count already
+/// announced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdleUpdates {
+    /// As hardware does: a CC_Update every `cc_interval` and each credited channel's
+    /// refresh every `cf_max_spacing`, busy or idle (an ordered set costs a link nothing).
+    #[default]
+    Periodic,
+    /// Only while they can heal something: CC_Updates while the sender holds credits or
+    /// its counts moved since the last one, and a channel's refresh only after a CC_Update
+    /// arrived since its last CF_Update (its sender still holds credits, one of which a
+    /// lost CF_Update may have kept). A busy link sends what `Periodic` sends; an idle one
+    /// falls silent. The default on a `link:` port of `lossless tap`, where each message
+    /// is a system call on both switches.
+    OnDemand,
+}
+
+impl lossless_buffer_model::Named for IdleUpdates {
+    const WORDS: &'static [(&'static str, IdleUpdates)] = &[
+        ("periodic", IdleUpdates::Periodic),
+        ("on_demand", IdleUpdates::OnDemand),
+    ];
+}
+
 /// How a port's CBFC is set up (both ends of a link agree on the credit size and overhead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CbfcSetup {
@@ -69,6 +94,8 @@ pub struct CbfcSetup {
     pub cf_max_spacing: Bytes,
     /// How often the sender resynchronises the receiver with a CC_Update (256 µs).
     pub cc_interval: Time,
+    /// Whether updates that say nothing new are sent at idle.
+    pub idle_updates: IdleUpdates,
 }
 
 /// Each class on the channel of its own number (TC n and queue n on VC n).
@@ -93,6 +120,7 @@ impl Default for CbfcSetup {
             cf_min_spacing: Bytes(6400),
             cf_max_spacing: Bytes(256 * 1024),
             cc_interval: Time::from_us(256),
+            idle_updates: IdleUpdates::Periodic,
         }
     }
 }
@@ -255,6 +283,8 @@ pub struct CreditSender {
     port_used: u64,
     /// When the next CC_Update is due.
     next_cc: Time,
+    /// Consumed counts the last CC_Update carried.
+    cc_consumed: [u64; VCS],
 }
 
 impl CreditSender {
@@ -273,6 +303,7 @@ impl CreditSender {
             port_watermark: 0,
             port_used: 0,
             next_cc: setup.cc_interval,
+            cc_consumed: [0; VCS],
         }
     }
 
@@ -323,10 +354,17 @@ impl CreditSender {
         Some(delta)
     }
 
+    /// Has a CC_Update nothing to tell: no credit held on any channel, and every consumed
+    /// count what the last CC_Update carried?
+    fn has_nothing_to_resync(&self) -> bool {
+        self.port_used == 0 && self.consumed == self.cc_consumed
+    }
+
     /// Start counting again from `held` per channel: what the peer's receiver still holds
     /// of this sender's frames (0 after a peer that restarted with an empty buffer).
     fn restart(&mut self, held: &[u64; VCS]) {
         self.consumed = *held;
+        self.cc_consumed = [u64::MAX; VCS];
         self.freed = [0; VCS];
         self.port_used = held.iter().sum();
     }
@@ -363,6 +401,9 @@ pub struct CreditReceiver {
     last_cf: Option<Time>,
     /// Next channel to look at first (round robin among those due).
     next_vc: usize,
+    /// Channels whose refresh a CC_Update asked for since their last CF_Update (bit = VC;
+    /// what `IdleUpdates::OnDemand` refreshes).
+    refresh_wanted: u32,
 }
 
 impl CreditReceiver {
@@ -377,6 +418,7 @@ impl CreditReceiver {
             announced_at: [Time::ZERO; VCS],
             last_cf: None,
             next_vc: 0,
+            refresh_wanted: 0,
         }
     }
 
@@ -446,10 +488,15 @@ impl CreditReceiver {
     /// several credited channels and one busy, the idle ones' refreshes would otherwise
     /// hold the busy one's credits back once per maximum spacing each). While counts move
     /// at every slot, refreshes wait; what they heal (a lost CF_Update of a channel that
-    /// has since gone idle) the first free slot heals.
+    /// has since gone idle) the first free slot heals. With `IdleUpdates::OnDemand` only
+    /// the channels a CC_Update asked about get refreshes.
     fn due(&self, setup: &CbfcSetup, min: Time, max: Time) -> Option<(Time, usize)> {
         let earliest = self.last_cf.map_or(Time::ZERO, |t| t + min);
         let credited = |v: usize| setup.is_credited(v as u8);
+        let refreshed = |v: usize| match setup.idle_updates {
+            IdleUpdates::Periodic => true,
+            IdleUpdates::OnDemand => self.refresh_wanted & (1 << v) != 0,
+        };
         let channels = (0..VCS).map(|i| (self.next_vc + i) % VCS);
         if let Some(v) = channels
             .clone()
@@ -458,7 +505,7 @@ impl CreditReceiver {
             return Some((earliest, v));
         }
         channels
-            .filter(|&v| credited(v))
+            .filter(|&v| credited(v) && refreshed(v))
             .map(|v| ((self.announced_at[v] + max).max(earliest), v))
             .min_by_key(|&(at, _)| at)
     }
@@ -602,7 +649,17 @@ impl CbfcLink {
             .receiver
             .due(&self.setup, self.min_spacing, self.max_spacing)
             .map_or(Time::MAX, |(t, _)| t);
-        cf.min(self.sender.next_cc)
+        cf.min(self.cc_due())
+    }
+
+    /// When the next CC_Update is due: every `cc_interval`, unless it would say nothing
+    /// (`IdleUpdates::OnDemand`, nothing held and no count moved): never until a frame is
+    /// sent.
+    fn cc_due(&self) -> Time {
+        match self.setup.idle_updates {
+            IdleUpdates::OnDemand if self.sender.has_nothing_to_resync() => Time::MAX,
+            _ => self.sender.next_cc,
+        }
     }
 
     /// The credits of `frames` (each as the queue it left from and its length) per
@@ -640,8 +697,9 @@ impl CbfcLink {
                 generation: self.sync.generation,
             });
         }
-        if now >= self.sender.next_cc {
+        if now >= self.cc_due() {
             self.sender.next_cc = now + self.setup.cc_interval;
+            self.sender.cc_consumed = self.sender.consumed;
             self.counters.cc_update_tx += 1;
             let mut consumed = [0u32; VCS];
             for (v, c) in consumed.iter_mut().enumerate() {
@@ -664,6 +722,7 @@ impl CbfcLink {
         r.announced_at[v] = now;
         r.last_cf = Some(now);
         r.next_vc = (v + 1) % VCS;
+        r.refresh_wanted &= !(1 << v);
         self.counters.cf_update_tx += 1;
         Some(CreditMessage::CfUpdate {
             vc: v as u8,
@@ -689,6 +748,9 @@ impl CbfcLink {
                 if self.sync.awaiting.is_some() {
                     return;
                 }
+                // The peer's sender holds credits or has just sent: what a lost CF_Update
+                // kept from it, each credited channel's next refresh gives back.
+                self.receiver.refresh_wanted |= credited & self.setup.credited;
                 for (v, &c) in consumed.iter().enumerate() {
                     if credited & (1 << v) != 0 && self.setup.is_credited(v as u8) {
                         let credits = self.own_credits(v);

@@ -387,7 +387,14 @@ impl LinkLayer {
     pub fn receive_control(&mut self, now: Time, frame: ControlFrame) -> Result<Heard, DropReason> {
         if let ControlFrame::Credit(msg) = frame {
             let c = self.cbfc.as_mut().ok_or(DropReason::CbfcNotEnabled)?;
+            let refused = c.counters.implausible_rx;
             c.receive(msg);
+            if c.counters.implausible_rx > refused {
+                // The two ends' counts disagree (a forged or replayed message moved the
+                // peer's, or ours): no update can bring them back, so both start again
+                // from what each holds, as on link up (docs/link-control.md).
+                self.restart_cbfc(now);
+            }
             self.tx.touch();
             return Ok(Heard::Credit);
         }

@@ -312,6 +312,9 @@ pub struct CbfcRaw {
     pub cf_max_spacing: Option<Val<Scalar>>,
     /// Period of CC_Updates (default 256 µs).
     pub cc_interval: Option<Val<Scalar>>,
+    /// `periodic` or `on_demand`: whether updates that say nothing new go out at idle
+    /// (default periodic; on_demand on a `link:` port of `lossless tap`).
+    pub idle_updates: Option<Val<String>>,
 }
 
 impl<'de> Deserialize<'de> for PortsRaw {

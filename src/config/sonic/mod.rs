@@ -508,6 +508,62 @@ impl Imported {
 /// Replace each switch of `raw` that has `sonic:` by its import (its ports, buffer, QoS
 /// and ACLs; the file keeps name, mac, pipeline latency and forwarding). The config_db path
 /// is relative to `scenario_file`'s directory. Returns the imports' warnings.
+/// The config_db files the switches of `raw` (read from `scenario_file`) name with
+/// `sonic:`, as their values' errors name them.
+pub fn config_db_files(
+    scenario_file: &str,
+    raw: &crate::config::schema::ScenarioFile,
+) -> Vec<String> {
+    let base = std::path::Path::new(scenario_file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    raw.switches
+        .value
+        .iter()
+        .filter_map(|sw| sw.sonic.as_ref())
+        .map(|s| {
+            base.join(&s.value.settings().file.value)
+                .display()
+                .to_string()
+        })
+        .collect()
+}
+
+/// An error about a value that came from a config_db (its file and line are the
+/// config_db's), named by the config_db's own table, key and field
+/// (`BUFFER_PROFILE|pg_lossless_100000_5m_profile.size`), the scenario key it became said
+/// after. Unchanged when the file cannot be read as JSON or nothing is written at the line.
+pub fn name_in_config_db(mut e: Diag) -> Diag {
+    let Some(line) = e.line.filter(|l| *l > 0) else {
+        return e;
+    };
+    let Ok(text) = crate::config::input::read_text(std::path::Path::new(&e.file)) else {
+        return e;
+    };
+    let Ok(doc) = crate::config::yaml_edit::Doc::parse(&text) else {
+        return e;
+    };
+    // The line's first written character: a field's key (or a value alone on its line).
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line as usize - 1)
+        .map(str::len)
+        .sum();
+    let Some(indent) = text[start..].find(|c: char| !c.is_whitespace()) else {
+        return e;
+    };
+    let steps = doc.steps_at(start + indent);
+    let named = match steps.as_slice() {
+        [] => return e,
+        [table] => table.clone(),
+        [table, key] => format!("{table}|{key}"),
+        [table, key, rest @ ..] => format!("{table}|{key}.{}", rest.join(".")),
+    };
+    e.message = format!("{} (the scenario's `{}`)", e.message, e.key);
+    e.key = named;
+    e
+}
+
 pub fn expand(
     scenario_file: &str,
     raw: &mut crate::config::schema::ScenarioFile,

@@ -12,7 +12,9 @@ use crate::config::values::line;
 use lossless_buffer_model::mmu::{ProfileSpec, Threshold};
 use lossless_buffer_model::{Bytes, Time, PRIORITIES};
 use lossless_pipeline::config::{FlowControl, PortConfig, QosConfig};
-use lossless_pipeline::link::cbfc::{CbfcSetup, CreditMode, IDENTITY, MAX_CREDITS, VCS};
+use lossless_pipeline::link::cbfc::{
+    CbfcSetup, CreditMode, IdleUpdates, IDENTITY, MAX_CREDITS, VCS,
+};
 
 type Result<T> = std::result::Result<T, Diag>;
 
@@ -98,6 +100,11 @@ pub fn resolve(
             }
         }
         port.cbfc = setup;
+        // Each message on a software cable is a system call on both switches: at idle
+        // they say nothing new, so by default they are not sent there.
+        if software && raw.is_none_or(|r| r.value.idle_updates.is_none()) {
+            port.cbfc.idle_updates = IdleUpdates::OnDemand;
+        }
     }
     let at = raw.and_then(|r| r.value.credits.as_ref().and_then(line).or(line(r)));
     for (text, names) in short {
@@ -297,6 +304,9 @@ fn setup(d: &Diags, k: &Key, r: &CbfcRaw, qos: &QosConfig) -> Result<CbfcSetup> 
         cf_min_spacing,
         cf_max_spacing,
         cc_interval,
+        idle_updates: d
+            .opt_word(&r.idle_updates, &k.at("idle_updates"))?
+            .unwrap_or(def.idle_updates),
     })
 }
 

@@ -15,6 +15,14 @@ type Result<T> = std::result::Result<T, Diag>;
 
 /// The largest replay timer SONiC accepts.
 const MAX_REPLAY_TIMER: Time = Time::from_ns(65_535);
+/// What SONiC accepts, in words.
+const TIMER_RANGE: &str = "the replay timer is 0 (off) to 65,535 ns (SONiC)";
+
+/// The largest replay timer of a `link:` port (its software cable's default: twice its
+/// longest round trip).
+fn software_timer() -> Time {
+    Time::from_ps(2 * crate::cable::ROUND_TRIP.as_ps())
+}
 
 /// Settle LLR for switch `sw`: the setup of every port it names, checked against the
 /// port's MTU, warned about below line rate.
@@ -105,6 +113,18 @@ pub fn resolve(
                 twice.min(MAX_REPLAY_TIMER)
             }
         });
+        if !software && s.replay_timer > MAX_REPLAY_TIMER {
+            return d.error(
+                r.replay_timer.as_ref().and_then(line),
+                &k.at("replay_timer"),
+                format!(
+                    "{}: port {} is cabled as hardware is, and {TIMER_RANGE}; only a `link:` port of `lossless tap` (a software cable) takes more, up to {}",
+                    s.replay_timer,
+                    port.name,
+                    software_timer()
+                ),
+            );
+        }
         if s.max_bytes < port.mtu as u64 {
             return d.error(
                 r.max_outstanding_bytes.as_ref().and_then(line),
@@ -200,8 +220,8 @@ fn profile(d: &Diags, k: &Key, r: &LlrRaw) -> Result<Profile> {
     let replay_timer = d.opt_unit_in(
         &r.replay_timer,
         &k.at("replay_timer"),
-        Time::ZERO..=MAX_REPLAY_TIMER,
-        "the replay timer is 0 (off) to 65,535 ns (SONiC)",
+        Time::ZERO..=software_timer(),
+        &format!("{TIMER_RANGE}, or up to {} on a `link:` port of `lossless tap` (its software cable's default)", software_timer()),
     )?;
     let max_replay_count = match &r.max_replay_count {
         None => def.max_replay_count,

@@ -610,6 +610,22 @@ pub struct TapPortReport {
     /// Frames written that carried control ordered sets: in `written_frames`, not among
     /// the switch port's sent frames.
     pub ordered_set_frames_written: u64,
+    /// Frames the port's link-level retry sent again (LLR replays, its
+    /// `tx_replayed_frames`): each a write (or a failed or overrun one), not among the
+    /// switch port's sent frames again. The port sent `written_frames` −
+    /// `ordered_set_frames_written` − `replayed_frames` + `write_errors` +
+    /// `write_overruns` frames.
+    #[serde(default)]
+    pub replayed_frames: u64,
+    /// An interface's frames its kernel took in (counted) but discarded before the
+    /// switch's socket saw them, at exit: its count less those read, lost in the full
+    /// ring, too long and left unread (at least this many). Linux drops a frame whose
+    /// 802.1Q tag is cut short (fewer than 4 bytes of tag and 2 of EtherType after the MAC
+    /// addresses) as it takes the tag off, before any packet socket; a TAP hands such a
+    /// frame over, and the switch counts it as `truncated_vlan`. 0 on a TAP, and while
+    /// the switch runs.
+    #[serde(default)]
+    pub kernel_discards: u64,
     /// Frames whose TCP or UDP checksum the sender left to offload, completed on the way
     /// in (segments cut from a super-frame not included: every one gets its checksum).
     pub checksums_completed: u64,

@@ -59,6 +59,20 @@ pub fn render(o: &mut String, r: &Report) {
             "among them, frames carrying control ordered sets (CF_Update, LLR messages; not the switch ports' frames): read {os_read}, written {os_written}"
         );
     }
+    for p in t.ports.iter().filter(|p| p.kernel_discards > 0) {
+        let _ = writeln!(
+            o,
+            "{}: {} frames its interface's kernel took in and discarded before the switch could read them (Linux drops a frame whose 802.1Q tag is cut short before any packet socket sees it)",
+            p.port, p.kernel_discards
+        );
+    }
+    let replayed: u64 = t.ports.iter().map(|p| p.replayed_frames).sum();
+    if replayed > 0 {
+        let _ = writeln!(
+            o,
+            "among the frames written, LLR replays (frames a port sent again; its sent frames count each once): {replayed}"
+        );
+    }
     let _ = writeln!(
         o,
         "total: read {}, written {}, queued in the switch {}, unread at exit {}, link changes {}{}{}",
