@@ -7,6 +7,7 @@
 #   scripts/compare-outputs.sh [BASE]
 #   ONLY_BASE_KEYS=1 scripts/compare-outputs.sh [BASE]   # ignore JSON keys BASE lacks
 #   HEAD_BIN=target/pgo/lossless scripts/compare-outputs.sh  # that binary, not a release build
+#   BASE_BIN=old/lossless scripts/compare-outputs.sh  # BASE's side from that binary (built from BASE)
 #
 # The tests' scenarios are collected by running the simulator test files with
 # LOSSLESS_RECORD_RUNS set (tests/common/mod.rs copies each scenario and its arguments).
@@ -29,14 +30,19 @@ else
   head_bin=$(pwd)/target/release/lossless
 fi
 
-echo "== building $base_rev"
-if [ ! -d "$work/base" ]; then
-  git worktree add -f --detach "$work/base" "$base_rev" >/dev/null
+if [ -n "${BASE_BIN:-}" ]; then
+  base_bin=$(realpath "$BASE_BIN")
+  echo "== the base side: $base_bin (said to be built from $base_rev)"
 else
-  git -C "$work/base" checkout -q --detach "$base_rev"
+  echo "== building $base_rev"
+  if [ ! -d "$work/base" ]; then
+    git worktree add -f --detach "$work/base" "$base_rev" >/dev/null
+  else
+    git -C "$work/base" checkout -q --detach "$base_rev"
+  fi
+  (cd "$work/base" && CARGO_TARGET_DIR="$work/base-target" cargo build --release --bin lossless -q)
+  base_bin=$work/base-target/release/lossless
 fi
-(cd "$work/base" && CARGO_TARGET_DIR="$work/base-target" cargo build --release --bin lossless -q)
-base_bin=$work/base-target/release/lossless
 
 echo "== collecting the tests' scenarios"
 LOSSLESS_RECORD_RUNS="$work/runs" cargo test --release -q \

@@ -100,6 +100,7 @@ fn every_key_the_loader_takes_is_documented_and_nothing_else() {
         ("AclTableRaw", fields::<AclTableRaw>()),
         ("AclRuleRaw", fields::<AclRuleRaw>()),
         ("SonicMapRaw", fields::<SonicMapRaw>()),
+        ("P4Raw", fields::<P4Raw>()),
     ];
     let doc = documented();
     for (name, keys) in &types {

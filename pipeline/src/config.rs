@@ -411,6 +411,8 @@ pub struct SwitchConfig {
     pub acl: Vec<crate::acl::AclTable>,
     /// Packet trimming (none by default: refused frames are dropped).
     pub trimming: Option<Trimming>,
+    /// A P4 program in front of the traffic manager (none: the fixed SONiC pipeline).
+    pub p4: Option<crate::p4::P4Spec>,
 }
 
 /// Packet trimming (SONiC `SWITCH_TRIMMING|GLOBAL`): a frame the buffer refuses on a queue
@@ -482,6 +484,7 @@ impl SwitchConfig {
             port_headroom: Vec::new(),
             acl: Vec::new(),
             trimming: None,
+            p4: None,
         }
     }
 

@@ -69,6 +69,9 @@ reasons! {
     Wred => "wred", "WRED drop of a non-ECT packet.";
     Watchdog => "pfc_watchdog", "Discarded by the PFC watchdog's drop action.";
     Acl => "acl", "Dropped by an ACL rule (PACKET_ACTION drop).";
+    P4Drop => "p4_drop", "Dropped by the switch's P4 program (mark_to_drop, or egress_spec left at the drop port 511), in ingress or egress.";
+    P4BadPort => "p4_bad_port", "The switch's P4 program sent the frame to a port the switch does not have.";
+    P4Multicast => "p4_multicast", "The switch's P4 program sent the frame to a multicast group (not supported yet).";
 }
 
 /// Counters of dropped frames per reason.

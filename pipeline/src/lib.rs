@@ -20,7 +20,8 @@
 //!   both ways, when a frame may start), over its [`transmitter`] (wire, link state,
 //!   counters); a switch port and a host NIC each own one.
 //! * [`node`]: the interface every engine drives a switch or host through.
-//! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time.
+//! * [`switch`]: the sans-IO [`Switch`] an engine drives with explicit time; [`p4`]: a P4
+//!   program in front of its traffic manager.
 
 #![forbid(unsafe_code)]
 
@@ -36,6 +37,7 @@ pub mod forward;
 pub mod groups;
 pub mod link;
 pub mod node;
+pub mod p4;
 pub mod packet;
 pub mod parser;
 pub mod port_set;

@@ -2,7 +2,10 @@
 //! schedule, release) fed by in-process generators as fast as it goes. Frames come in on
 //! every port in turn and leave by the port opposite; virtual time advances one wire time
 //! per round, so no queue builds and nothing is shaped away: the figure is the cost of the
-//! pipeline per frame.
+//! pipeline per frame. With a P4 program (`--p4`) the program forwards instead of the FDB:
+//! a frame for the port opposite port P is addressed to 198.19.0.P, so entries routing
+//! each 198.19.0.P/32 to port P (configs/p4/bench-entries.txt for the shipped router) send
+//! it there.
 
 use super::Machine;
 use hdrhistogram::Histogram;
@@ -27,6 +30,8 @@ pub struct Setup {
     pub duration: Duration,
     /// Run exactly this many frames instead (what instruction counts use).
     pub frames: Option<u64>,
+    /// A P4 program in place of the fixed pipeline's forwarding.
+    pub p4: Option<std::sync::Arc<lossless_p4::V1Model>>,
 }
 
 /// What a run measured.
@@ -40,6 +45,8 @@ pub struct Result {
     pub frame_bytes: u32,
     /// Flows.
     pub flows: usize,
+    /// Whether a P4 program forwarded.
+    pub p4: bool,
     /// Frames into the switch.
     pub frames: u64,
     /// Frames the switch sent out (all of them, without drops).
@@ -112,6 +119,11 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
         fdb_size: s.flows + n + 16,
         fdb_aging: Time::ZERO,
     };
+    cfg.p4 = s.p4.as_ref().map(|model| lossless_pipeline::p4::P4Spec {
+        model: model.clone(),
+        file: String::new(),
+        depth_unit: Default::default(),
+    });
     let mut sw = Switch::new(cfg);
     let frames: Vec<(usize, Vec<u8>)> = (0..s.flows)
         .map(|f| {
@@ -120,7 +132,8 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
                 dst_mac: host_mac(dst_of(f)),
                 vlan: None,
                 src_ip: [198, 18, (f >> 8) as u8, f as u8],
-                dst_ip: [198, 19, 0, 1],
+                // The port it leaves by (for a program's routes).
+                dst_ip: [198, 19, 0, port_of(dst_of(f)) as u8],
                 ipv6: false,
                 dscp: 0,
                 ecn: 0,
@@ -180,6 +193,7 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
         ports: n,
         frame_bytes: s.frame,
         flows: s.flows,
+        p4: s.p4.is_some(),
         frames: done,
         sent: sw.ledger().sent,
         drops: sw.drops().total(),
@@ -200,8 +214,15 @@ pub fn run(s: &Setup) -> std::result::Result<Result, String> {
 /// The text summary.
 pub fn render(r: &Result) -> String {
     let mut o = format!(
-        "bench pipeline: {} ports, {} B frames, {} flows, {} frames in {:.2} s on {} ({} CPUs)\n",
-        r.ports, r.frame_bytes, r.flows, r.frames, r.wall_s, r.machine.cpu_model, r.machine.cpus
+        "bench pipeline{}: {} ports, {} B frames, {} flows, {} frames in {:.2} s on {} ({} CPUs)\n",
+        if r.p4 { " (P4 program)" } else { "" },
+        r.ports,
+        r.frame_bytes,
+        r.flows,
+        r.frames,
+        r.wall_s,
+        r.machine.cpu_model,
+        r.machine.cpus
     );
     o += &format!(
         "  {:.2} Mpps, {:.2} Gbit/s of frames, {:.1} ns per frame (batches of {BATCH}: p50 {:.0}, p99 {:.0}, p99.9 {:.0}, max {:.0} ns)\n",
@@ -230,6 +251,7 @@ mod tests {
             flows: 8,
             duration: Duration::from_secs(10),
             frames: Some(10_000),
+            p4: None,
         })
         .unwrap();
         // Each frame is forwarded to the port opposite and leaves at once: one out per in.
@@ -240,7 +262,44 @@ mod tests {
             flows: 1,
             duration: Duration::from_secs(1),
             frames: None,
+            p4: None,
         };
         assert!(run(&bad).unwrap_err().contains("2–256 ports"));
+    }
+
+    #[test]
+    fn the_shipped_router_with_its_bench_entries_forwards_every_frame() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let model = crate::config::switch::p4::load_files(
+            &root.join("configs/p4/router.json"),
+            Some(&root.join("configs/p4/bench-entries.txt")),
+        )
+        .unwrap();
+        for ports in [2, 4, 256] {
+            let r = run(&Setup {
+                ports,
+                frame: 64,
+                flows: 512,
+                duration: Duration::from_secs(10),
+                frames: Some(5_000),
+                p4: Some(std::sync::Arc::new(model.clone())),
+            })
+            .unwrap();
+            assert_eq!((r.sent, r.drops), (5_000, 0), "{ports} ports");
+        }
+        // Without entries the router drops every frame: the program, not the FDB, forwards.
+        let bare =
+            crate::config::switch::p4::load_files(&root.join("configs/p4/router.json"), None)
+                .unwrap();
+        let r = run(&Setup {
+            ports: 2,
+            frame: 64,
+            flows: 2,
+            duration: Duration::from_secs(10),
+            frames: Some(100),
+            p4: Some(std::sync::Arc::new(bare)),
+        })
+        .unwrap();
+        assert_eq!((r.sent, r.drops), (0, 100));
     }
 }

@@ -64,6 +64,15 @@ pub struct PipelineArgs {
     /// Also count instructions per frame under valgrind (cachegrind).
     #[arg(long)]
     instructions: bool,
+    /// Run this P4 program (p4c's BMv2 JSON for v1model) in place of the fixed
+    /// pipeline's forwarding. A frame for port P is addressed to 198.19.0.P: give
+    /// --p4-entries that route those (configs/p4/bench-entries.txt does for
+    /// configs/p4/router.json).
+    #[arg(long, value_name = "FILE.json")]
+    p4: Option<PathBuf>,
+    /// The program's table entries: simple_switch_CLI commands, or a runtime JSON.
+    #[arg(long, value_name = "FILE", requires = "p4")]
+    p4_entries: Option<PathBuf>,
     /// Write the result as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -147,6 +156,13 @@ fn bench_pipeline(a: PipelineArgs) -> Result<(), String> {
         flows: a.flows,
         duration: a.duration,
         frames: a.frames,
+        p4: match &a.p4 {
+            Some(program) => Some(std::sync::Arc::new(crate::config::switch::p4::load_files(
+                program,
+                a.p4_entries.as_deref(),
+            )?)),
+            None => None,
+        },
     };
     pipeline::validate(&setup)?;
     if a.instructions {
@@ -156,6 +172,13 @@ fn bench_pipeline(a: PipelineArgs) -> Result<(), String> {
     if a.instructions {
         let scratch = std::env::temp_dir();
         let count = |frames: u64| {
+            let mut p4 = Vec::new();
+            for (flag, path) in [("--p4", &a.p4), ("--p4-entries", &a.p4_entries)] {
+                if let Some(p) = path {
+                    p4.push(flag.to_string());
+                    p4.push(p.display().to_string());
+                }
+            }
             let args: Vec<String> = [
                 "bench",
                 "pipeline",
@@ -171,6 +194,7 @@ fn bench_pipeline(a: PipelineArgs) -> Result<(), String> {
             ]
             .iter()
             .map(|s| s.to_string())
+            .chain(p4)
             .collect();
             valgrind::instructions(&args, &scratch)
         };

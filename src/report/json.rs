@@ -250,7 +250,71 @@ pub fn switch_report(
         }),
         groups: groups(sw, si, window),
         acl: acl(sw),
+        p4: p4(sw),
     }
+}
+
+/// The switch's P4 program: its tables' entries, hits and misses, its counters and
+/// registers.
+fn p4(sw: &Switch) -> Option<crate::report::model::P4Report> {
+    use crate::report::model::{P4Report, P4TableReport};
+    let stage = sw.p4()?;
+    let spec = sw.config().p4.as_ref()?;
+    let m = &stage.model;
+    let p = &m.program;
+    let tables = p
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let s = &m.tables.states[i];
+            P4TableReport {
+                name: t.name.clone(),
+                entries: m
+                    .tables
+                    .entries(lossless_p4::program::TableId(i as u32))
+                    .len(),
+                hits: s.hits,
+                misses: s.misses,
+            }
+        })
+        .collect();
+    let counters = p
+        .counters
+        .iter()
+        .zip(&m.externs.counters)
+        .map(|(c, cells)| {
+            let nonzero = cells
+                .iter()
+                .enumerate()
+                .filter(|(_, (n, _))| *n > 0)
+                .map(|(i, (n, b))| (i, *n, *b))
+                .collect();
+            (c.name.clone(), nonzero)
+        })
+        .collect();
+    let registers = p
+        .registers
+        .iter()
+        .zip(&m.externs.registers)
+        .map(|(r, cells)| {
+            let nonzero = cells
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0)
+                .map(|(i, v)| (i, v.to_string()))
+                .collect();
+            (r.name.clone(), nonzero)
+        })
+        .collect();
+    Some(P4Report {
+        program: spec.file.clone(),
+        queue_depth: lossless_buffer_model::Named::word(spec.depth_unit),
+        tables,
+        counters,
+        registers,
+        out_of_range: m.externs.out_of_range,
+    })
 }
 
 /// Every ACL rule of `sw` with its counters, tables in order, rules in lookup order.

@@ -165,15 +165,48 @@ pub fn render(spec: &SwitchSpec) -> String {
     o
 }
 
+/// What a P4 switch forwards by: its program, and each table with its entries.
+fn p4_summary(p4: &lossless_pipeline::p4::P4Spec) -> String {
+    let m = &p4.model;
+    let tables: Vec<String> = m
+        .program
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let n = m
+                .tables
+                .entries(lossless_p4::program::TableId(i as u32))
+                .len();
+            format!("{} {n}/{}", t.name, t.max_size)
+        })
+        .collect();
+    format!(
+        "P4 program {} ({} parse states; tables with entries/size: {}; queue depths in {})",
+        p4.file,
+        m.program.parse_states.len(),
+        if tables.is_empty() {
+            "none".to_string()
+        } else {
+            tables.join(", ")
+        },
+        lossless_buffer_model::Named::word(p4.depth_unit)
+    )
+}
+
 /// The switch, its QoS and its pools.
 fn header(o: &mut String, spec: &SwitchSpec) {
     let c = &spec.config;
-    let fwd = match &c.forwarding {
-        Forwarding::L2 {
-            static_fdb,
-            fdb_size,
-            fdb_aging,
-        } => format!(
+    let fwd = match (&c.p4, &c.forwarding) {
+        (Some(p4), _) => p4_summary(p4),
+        (
+            None,
+            Forwarding::L2 {
+                static_fdb,
+                fdb_size,
+                fdb_aging,
+            },
+        ) => format!(
             "L2 (FDB {fdb_size} learned + {} static, aging {})",
             static_fdb.len(),
             if *fdb_aging == lossless_buffer_model::Time::ZERO {
@@ -182,7 +215,7 @@ fn header(o: &mut String, spec: &SwitchSpec) {
                 fdb_aging.to_string()
             }
         ),
-        Forwarding::L3 { routes, groups } => {
+        (None, Forwarding::L3 { routes, groups }) => {
             format!("L3 ({} routes, {} groups)", routes.len(), groups.len())
         }
     };

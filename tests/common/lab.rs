@@ -69,6 +69,8 @@ pub struct SwitchSpec<'a> {
     pub veth: bool,
     /// The lossless PG's profile (priority 3).
     pub pg_lossless: &'a str,
+    /// A `p4:` map (`{program: …, entries: …}`) run in place of `forwarding:`, or "".
+    pub p4: &'a str,
 }
 
 /// The lossless PG's profile of a lab switch: XOFF when the PG holds a quarter of the
@@ -87,6 +89,7 @@ impl SwitchSpec<'static> {
             qos: "",
             veth: false,
             pg_lossless: PG_LOSSLESS,
+            p4: "",
         }
     }
 
@@ -141,6 +144,7 @@ impl Lab {
             qos: "",
             veth: false,
             pg_lossless: PG_LOSSLESS,
+            p4: "",
         };
         Lab::with(tag, true, &spec, &[])
     }
@@ -261,8 +265,17 @@ impl Lab {
              \x20     profiles:\n        pg_lossless: {}\n\
              \x20       q_lossless: {{pool: egress_lossless_pool, static_th: 16MB}}\n      pg: {{\"3\": pg_lossless}}\n      queue: {{\"3\": q_lossless}}\n\
              \x20   qos: {{pfc_enable: [3]{}}}\n\
-             \x20   forwarding: {{mode: l2, fdb: [{{mac: \"{SINK_MAC}\", port: Ethernet0}}]{}}}\n",
-            spec.pipeline_latency, spec.pg_lossless, spec.qos, spec.forwarding
+             \x20   {}\n",
+            spec.pipeline_latency,
+            spec.pg_lossless,
+            spec.qos,
+            match spec.p4 {
+                "" => format!(
+                    "forwarding: {{mode: l2, fdb: [{{mac: \"{SINK_MAC}\", port: Ethernet0}}]{}}}",
+                    spec.forwarding
+                ),
+                p4 => format!("p4: {p4}"),
+            }
         );
         let path = self.dir.join("switch.yaml");
         std::fs::write(&path, cfg).unwrap();

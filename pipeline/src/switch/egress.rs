@@ -117,6 +117,15 @@ impl Switch {
                 }
             }
         }
+        if self.p4.as_ref().is_some_and(|p| p.runs_egress())
+            && !self.p4_egress(port, q, now, &mut pkt)
+        {
+            self.ledger.dropped_from_queue += 1;
+            // Its P4 state is gone with the egress that dropped it.
+            pkt.meta.flow_hash = 0;
+            self.drop_queued(port, DropReason::P4Drop, pkt);
+            return self.poll_transmit(port, now);
+        }
         // The frame's tag is looked for only where PCP is rewritten.
         if let Some(map) = self.cfg.qos.tc_to_dot1p {
             if let Some(tci) = vlan::outer_tci_offset(&pkt.data) {
@@ -130,8 +139,12 @@ impl Switch {
             .max(self.ready_time(&pkt.meta))
             .min(now);
         if !self.ports[port].link.start_data(start, &mut pkt, q as u8) {
-            // LLR cannot retry now and its action is `discard`.
+            // LLR cannot retry now and its action is `discard`. (A P4 frame's state went
+            // with its egress: nothing is kept under its flow hash.)
             self.ledger.dropped_from_queue += 1;
+            if self.p4.is_some() {
+                pkt.meta.flow_hash = 0;
+            }
             self.drop_queued(port, DropReason::LlrTxDiscard, pkt);
             return self.poll_transmit(port, now);
         }
@@ -258,6 +271,31 @@ impl Switch {
                 }
             }
         }
+    }
+
+    /// The switch's P4 program's egress for `pkt`, leaving queue `q` of `port` at `now`:
+    /// its bytes rewritten as the program leaves them; false when the program drops it.
+    fn p4_egress(&mut self, port: usize, q: usize, now: Time, pkt: &mut Packet) -> bool {
+        let deq_depth = {
+            let p4 = self.p4.as_ref().expect("a P4 switch");
+            let left = self.mmu.queue(port, q).used();
+            match p4.depth_unit {
+                crate::p4::DepthUnit::Packets => self.ports[port].queues[q].len() as u64,
+                crate::p4::DepthUnit::Cells => left,
+                crate::p4::DepthUnit::Bytes => left * self.mmu.cell(),
+            }
+        };
+        let enq = self.ready_time(&pkt.meta).min(now);
+        let p4 = self.p4.as_mut().expect("a P4 switch");
+        let kept = p4.take(pkt.meta.flow_hash);
+        let (carried, flow_hash, enq_depth) = match kept {
+            Some((c, h, d)) => (Some(c), h, d),
+            None => (None, 0, 0),
+        };
+        pkt.meta.flow_hash = flow_hash;
+        let qm = crate::p4::queueing(enq, enq_depth, now, deq_depth);
+        p4.model
+            .egress_in_place(carried, &mut pkt.data, &mut pkt.len, port as u16, qm)
     }
 
     /// Discard everything in queue `q` of `port`, releasing its cells.

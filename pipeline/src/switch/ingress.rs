@@ -57,6 +57,9 @@ impl Switch {
             Some(Ok(frame)) => return self.receive_control(port, frame, pkt, now),
             Some(Err(r)) => return self.drop_received(r, pkt),
         }
+        if self.p4.is_some() {
+            return self.receive_p4(port, pkt, now);
+        }
         let mut parsed = Parsed::default();
         // Only an ACL rule reads the BTH's fields; without one they are checked, not kept.
         let acl = self.acl.applies_to(port);
@@ -131,6 +134,49 @@ impl Switch {
                 self.enqueue(nh.port as usize, pkt);
             }
         }
+    }
+
+    /// A data frame through the switch's P4 program's ingress: dropped, or sent to the
+    /// port and traffic class the program chose (the switch's QoS maps classify it when
+    /// the program sets no priority), its bytes as the program left them.
+    fn receive_p4(&mut self, port: usize, mut pkt: Packet, now: Time) {
+        let p4 = self.p4.as_mut().expect("a P4 switch");
+        let (verdict, carried) = p4.model.ingress_in_place(
+            &mut pkt.data,
+            &mut pkt.len,
+            port as u16,
+            crate::p4::micros(now),
+        );
+        let classifies = p4.classifies;
+        let (out, priority) = match verdict {
+            lossless_p4::Verdict::Drop => return self.drop_received(DropReason::P4Drop, pkt),
+            lossless_p4::Verdict::Multicast { .. } => {
+                return self.drop_received(DropReason::P4Multicast, pkt)
+            }
+            lossless_p4::Verdict::Forward {
+                port: out,
+                priority,
+            } => (out as usize, priority),
+        };
+        if out >= self.ports.len() {
+            return self.drop_received(DropReason::P4BadPort, pkt);
+        }
+        // The switch's parser finds the DSCP, PCP and IP header for its QoS maps and for
+        // WRED's marks; a frame it cannot read is classified by its port's defaults.
+        let mut parsed = Parsed::default();
+        let _ = parser::parse_for_forwarding(&pkt.data, pkt.len, &mut parsed);
+        self.classify(port, &parsed, &mut pkt, now);
+        if classifies {
+            let q = &self.cfg.qos;
+            let tc = priority & 7;
+            pkt.meta.tc = tc;
+            pkt.meta.pg = q.tc_to_pg[tc as usize];
+            pkt.meta.queue = q.tc_to_queue[tc as usize];
+        }
+        let p4 = self.p4.as_mut().expect("a P4 switch");
+        pkt.meta.flow_hash = p4.keep(carried, pkt.meta.flow_hash);
+        self.ledger.forwarded += 1;
+        self.enqueue(out, pkt);
     }
 
     /// Classify: traffic class from DSCP or PCP, then PG and queue; fill metadata.
@@ -241,6 +287,18 @@ impl Switch {
                 // Ingress refusals are the PG's drops (the MMU counts them there); only an
                 // egress refusal is the queue's.
                 self.ledger.refused += 1;
+                let copy = copy.map(|mut c| {
+                    // A trimmed copy keeps no P4 state: egress reads its headers afresh.
+                    if self.p4.as_ref().is_some_and(|p| p.runs_egress()) {
+                        c.meta.flow_hash = 0;
+                    }
+                    c
+                });
+                if r != Refusal::EgressLimit {
+                    if let Some(p4) = &mut self.p4 {
+                        p4.discard(pkt.meta.flow_hash);
+                    }
+                }
                 match r {
                     Refusal::IngressLimit => self.drop_frame(DropReason::IngressLimit, pkt),
                     Refusal::HeadroomFull => self.drop_frame(DropReason::HeadroomFull, pkt),
@@ -275,6 +333,16 @@ impl Switch {
             }
         }
         self.ledger.queued += 1;
+        if let Some(p4) = &mut self.p4 {
+            // What the frame found in its queue, for the program's egress.
+            let before = self.mmu.queue(out, q).used() - admitted.cells as u64;
+            let depth = match p4.depth_unit {
+                crate::p4::DepthUnit::Packets => self.ports[out].queues[q].len() as u64,
+                crate::p4::DepthUnit::Cells => before,
+                crate::p4::DepthUnit::Bytes => before * self.mmu.cell(),
+            };
+            p4.queued(pkt.meta.flow_hash, depth);
+        }
         let port = &mut self.ports[out];
         if port.queues[q].is_empty() {
             port.waiting_since[q] = pkt.meta.rx_time;

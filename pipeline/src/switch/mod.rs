@@ -119,6 +119,8 @@ pub struct Switch {
     pfc_log: Option<Vec<PfcEvent>>,
     /// Ports that speak CBFC: their received frames' credits are counted.
     cbfc_ports: PortSet,
+    /// The P4 program in front of the traffic manager, if the switch runs one.
+    p4: Option<Box<crate::p4::P4Stage>>,
 }
 
 impl Switch {
@@ -127,6 +129,7 @@ impl Switch {
     /// # Panics
     /// With more than [`PortSet::MAX`] ports (the loader refuses those).
     pub fn new(cfg: SwitchConfig) -> Switch {
+        let cfg_p4 = cfg.p4.clone();
         let quanta = cfg.qos.pause_quanta;
         let n_ports = cfg.ports.len();
         // The loader refuses more (its MAX_PORTS): a port set holds that many.
@@ -219,8 +222,16 @@ impl Switch {
             tx_due: Deadlines::new(n_ports),
             pfc_due: Deadlines::new(n_ports),
             pfc_log: None,
+            p4: cfg_p4
+                .as_ref()
+                .map(|s| Box::new(crate::p4::P4Stage::new(s))),
             cbfc_ports,
         }
+    }
+
+    /// The P4 program the switch runs, with its tables, counters and registers.
+    pub fn p4(&self) -> Option<&crate::p4::P4Stage> {
+        self.p4.as_deref()
     }
 
     /// The configuration this switch was built from.
@@ -344,8 +355,12 @@ impl Switch {
         self.drop_frame(reason, pkt);
     }
 
-    /// Count a drop against the egress queue it was headed for.
+    /// Count a drop against the egress queue it was headed for (what a P4 program kept
+    /// for the frame goes with it).
     fn drop_queued(&mut self, out: usize, reason: DropReason, pkt: Packet) {
+        if let Some(p4) = &mut self.p4 {
+            p4.discard(pkt.meta.flow_hash);
+        }
         let qc = &mut self.ports[out].queue_counters[pkt.meta.queue as usize];
         qc.drop_packets += 1;
         qc.drop_bytes += pkt.len as u64;

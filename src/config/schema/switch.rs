@@ -30,6 +30,8 @@ pub struct SwitchRaw {
     pub llr: Option<Val<LlrRaw>>,
     /// Ports, buffer, QoS and ACLs from a SONiC `config_db.json`.
     pub sonic: Option<Val<SonicRaw>>,
+    /// A P4 program (p4c's BMv2 JSON, v1model) in front of the traffic manager.
+    pub p4: Option<Val<P4Raw>>,
     /// The file the switch's ports, buffer and QoS were imported from (set by the loader,
     /// never read from YAML): diagnostics of those parts name it.
     #[serde(skip)]
@@ -236,6 +238,18 @@ pub struct PortEntry {
     pub flow_control: Option<Val<String>>,
     /// This port's TC → DSCP map instead of `qos.tc_to_dscp` (trimming's `from_tc`).
     pub tc_to_dscp: Option<Val<BTreeMap<String, Val<i64>>>>,
+}
+
+/// `p4:` — a P4 program in front of the switch's traffic manager.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct P4Raw {
+    /// p4c's BMv2 JSON (`p4c --target bmv2 --arch v1model`), relative to the scenario.
+    pub program: Val<String>,
+    /// Table entries: `simple_switch_CLI` commands, or a runtime JSON (`.json`).
+    pub entries: Option<Val<String>>,
+    /// `packets`, `cells` or `bytes`: what `enq_qdepth` and `deq_qdepth` count.
+    pub queue_depth: Option<Val<String>>,
 }
 
 /// `trimming:` — SONiC `SWITCH_TRIMMING|GLOBAL`.

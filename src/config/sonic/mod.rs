@@ -243,6 +243,7 @@ pub fn import(file: &str, text: &str, opts: &Options) -> Result<Imported, Diag> 
         trimming: beyond_pfc::trimming(&cx)?,
         llr: beyond_pfc::llr(&cx)?,
         sonic: None,
+        p4: None,
         imported_from: Some(file.to_string()),
     };
     unmodelled(&cx, &parsed.present);

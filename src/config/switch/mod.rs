@@ -9,6 +9,7 @@ mod egress_limits;
 pub mod forwarding;
 pub mod headroom;
 pub mod llr;
+pub mod p4;
 pub mod ports;
 pub mod profiles;
 pub mod qos;
@@ -95,6 +96,7 @@ pub fn resolve(
         Some(t) => acl::resolve(d, &key, t, &ports)?,
         None => Vec::new(),
     };
+    let p4 = p4::resolve(d, &key, sw)?;
     Ok(SwitchSpec {
         config: SwitchConfig {
             name,
@@ -112,6 +114,7 @@ pub fn resolve(
             port_headroom: plan.port_headroom.clone(),
             acl,
             trimming: trim,
+            p4,
         },
         attach,
         pg_profile_names: plan.pg_names,

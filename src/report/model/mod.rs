@@ -171,6 +171,37 @@ pub struct SwitchReport {
     /// each table's rules in lookup order; absent when the switch has no ACL.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub acl: Vec<AclRuleReport>,
+    /// The switch's P4 program: its tables, counters and registers (absent: the fixed
+    /// pipeline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p4: Option<P4Report>,
+}
+
+/// A switch's P4 program as it ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct P4Report {
+    /// The program's file, as the scenario names it.
+    pub program: String,
+    /// What its queue depths count: packets, cells or bytes.
+    pub queue_depth: &'static str,
+    /// Each table: entries, look-ups that hit and missed.
+    pub tables: Vec<P4TableReport>,
+    /// Each counter array's nonzero cells: index, packets, bytes.
+    pub counters: BTreeMap<String, Vec<(usize, u64, u64)>>,
+    /// Each register array's nonzero cells: index, value (as a decimal string: cells are
+    /// up to 128 bits).
+    pub registers: BTreeMap<String, Vec<(usize, String)>>,
+    /// Counter and register indices past their array's end (ignored, as BMv2 does).
+    pub out_of_range: u64,
+}
+
+/// One table of a P4 program.
+#[derive(Clone, Debug, Serialize)]
+pub struct P4TableReport {
+    pub name: String,
+    pub entries: usize,
+    pub hits: u64,
+    pub misses: u64,
 }
 
 /// One ACL rule and what it matched.

@@ -27,6 +27,7 @@ pub(super) fn render(o: &mut String, sw: &SwitchReport, window: f64) {
     pools(o, sw);
     groups(o, sw);
     acl(o, sw);
+    p4(o, sw);
     if !sw.drops_by_reason.is_empty() {
         let items: Vec<String> = sw
             .drops_by_reason
@@ -176,6 +177,49 @@ fn groups(o: &mut String, sw: &SwitchReport) {
             );
         }
         let _ = writeln!(o, "{line}");
+    }
+}
+
+/// The P4 program: its tables' entries, hits and misses, and its counters and registers
+/// that moved.
+fn p4(o: &mut String, sw: &SwitchReport) {
+    let Some(p) = &sw.p4 else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "  P4 program {} (queue depths in {})",
+        p.program, p.queue_depth
+    );
+    let _ = writeln!(
+        o,
+        "    {:<32} {:>8} {:>12} {:>12}",
+        "Table", "Entries", "Hits", "Misses"
+    );
+    for t in &p.tables {
+        let _ = writeln!(
+            o,
+            "    {:<32} {:>8} {:>12} {:>12}",
+            t.name, t.entries, t.hits, t.misses
+        );
+    }
+    for (name, cells) in &p.counters {
+        let shown: Vec<String> = cells
+            .iter()
+            .map(|(i, n, b)| format!("[{i}] {n} pkts {b} B"))
+            .collect();
+        let _ = writeln!(o, "    counter {name}: {}", shown.join(", "));
+    }
+    for (name, cells) in &p.registers {
+        let shown: Vec<String> = cells.iter().map(|(i, v)| format!("[{i}] {v}")).collect();
+        let _ = writeln!(o, "    register {name}: {}", shown.join(", "));
+    }
+    if p.out_of_range > 0 {
+        let _ = writeln!(
+            o,
+            "    {} counter or register indices past their array's end (ignored)",
+            p.out_of_range
+        );
     }
 }
 
