@@ -41,7 +41,11 @@ pub fn run(
                     let v = eval::eval(&k.source, phv, Scope::of(p)).unwrap_or(0);
                     key.push(k.mask.map_or(v, |m| v & m));
                 }
-                let (hit, call) = tables.lookup(table, t, key);
+                let selection = table
+                    .profile
+                    .and_then(|k| p.profiles[k as usize].selector.as_ref())
+                    .map_or(0, |s| select(p, s, phv));
+                let (hit, call) = tables.lookup(table, t, key, selection, len);
                 let ran = call.map(|c| {
                     let a = &p.actions[c.action.0 as usize];
                     eval::run(p, &a.body, &c.data, phv, ext, len);
@@ -62,4 +66,17 @@ pub fn run(
             }
         };
     }
+}
+
+/// The selector's hash of the frame: its inputs packed, hashed with its algorithm.
+fn select(p: &Program, s: &crate::program::Selector, phv: &Phv) -> crate::program::Value {
+    let mut bytes = Vec::with_capacity(32);
+    crate::hash::pack(
+        s.inputs.iter().map(|(e, w)| {
+            let v = eval::eval(e, phv, Scope::of(p)).unwrap_or(0);
+            (v & crate::program::mask(*w), *w)
+        }),
+        &mut bytes,
+    );
+    crate::hash::compute(s.algo, &bytes)
 }

@@ -6,7 +6,7 @@
 //! broken.
 
 use crate::program::{mask, ActionCall, ActionId, MatchKind, Program, TableId, Value};
-use crate::tables::{Entry, EntryError, KeyMatch, Tables};
+use crate::tables::{Entry, EntryError, KeyMatch, Tables, Target};
 use serde_json::Value as Json;
 
 /// What a control-plane command does to a switch.
@@ -14,8 +14,14 @@ use serde_json::Value as Json;
 pub enum Command {
     /// Add an entry to a table.
     Add(TableId, Entry),
-    /// Set a table's default action.
-    SetDefault(TableId, ActionCall),
+    /// Set a table's default action (or an indirect table's default member or group).
+    SetDefault(TableId, Target),
+    /// Create a member of an action profile (its handle is the next one: 0, 1, …).
+    CreateMember(usize, ActionCall),
+    /// Create a group of an action selector (its handle is the next one: 0, 1, …).
+    CreateGroup(usize),
+    /// Add member (the 2nd) to group (the 3rd) of an action profile.
+    AddToGroup(usize, u32, u32),
     /// Write a register cell: array, index, value.
     RegisterWrite(usize, usize, Value),
 }
@@ -46,7 +52,10 @@ pub fn apply(
     for (at, c) in commands {
         let r = match c {
             Command::Add(t, e) => tables.add(p, t, e),
-            Command::SetDefault(t, call) => tables.set_default(p, t, call),
+            Command::SetDefault(t, target) => tables.set_default(p, t, target),
+            Command::CreateMember(prof, call) => tables.create_member(p, prof, call).map(|_| ()),
+            Command::CreateGroup(prof) => tables.create_group(p, prof).map(|_| ()),
+            Command::AddToGroup(prof, m, g) => tables.add_to_group(p, prof, m, g),
             Command::RegisterWrite(r, i, v) => match registers[r].get_mut(i) {
                 Some(cell) => {
                     *cell = v & mask(p.registers[r].width);
@@ -93,16 +102,26 @@ pub fn value(text: &str, width: u32) -> Result<Value, String> {
     Ok(v)
 }
 
+/// Names in a list, as errors give the choices.
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
+/// The names of `actions`, listed.
+fn action_names(p: &Program, actions: &[ActionId]) -> String {
+    listed(
+        actions
+            .iter()
+            .map(|a| p.actions[a.0 as usize].name.as_str()),
+    )
+}
+
 /// The table named `name`, or an error listing the tables.
 fn table(p: &Program, name: &str) -> Result<TableId, String> {
     p.table(name).ok_or_else(|| {
         format!(
             "no table `{name}` (tables: {})",
-            p.tables
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            listed(p.tables.iter().map(|t| t.name.as_str()))
         )
     })
 }
@@ -110,20 +129,12 @@ fn table(p: &Program, name: &str) -> Result<TableId, String> {
 /// The action named `name`, or an error listing what table `t` runs.
 fn action(p: &Program, t: TableId, name: &str) -> Result<ActionId, String> {
     let table = &p.tables[t.0 as usize];
-    let runs = || {
-        table
-            .actions
-            .iter()
-            .map(|a| p.actions[a.0 as usize].name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     match p.action(name) {
         Some(a) if table.actions.contains(&a) => Ok(a),
         _ => Err(format!(
             "table {} has no action `{name}` (it runs {})",
             table.name,
-            runs()
+            action_names(p, &table.actions)
         )),
     }
 }
@@ -171,12 +182,7 @@ fn cli_line(p: &Program, line: &str) -> Result<Command, String> {
     let words: Vec<&str> = line.split_whitespace().collect();
     match words[0] {
         "table_add" => {
-            let (lhs, rhs) = match words.iter().position(|w| *w == "=>") {
-                Some(i) => (&words[1..i], &words[i + 1..]),
-                None => {
-                    return Err("table_add TABLE ACTION KEY… => DATA… [PRIORITY]: no `=>`".into())
-                }
-            };
+            let (lhs, rhs) = split_arrow(&words, "table_add TABLE ACTION KEY… => DATA… [PRIORITY]")?;
             let [tname, aname, keys @ ..] = lhs else {
                 return Err(
                     "table_add TABLE ACTION KEY… => DATA…: table and action missing".into(),
@@ -184,54 +190,73 @@ fn cli_line(p: &Program, line: &str) -> Result<Command, String> {
             };
             let t = table(p, tname)?;
             let a = action(p, t, aname)?;
+            let (key, priority, rhs) = entry_key(p, t, keys, rhs)?;
             let tbl = &p.tables[t.0 as usize];
-            if keys.len() != tbl.key.len() {
-                return Err(format!(
-                    "table {} has {} key fields ({}), {} given",
-                    tbl.name,
-                    tbl.key.len(),
-                    tbl.key
-                        .iter()
-                        .map(|k| k.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    keys.len()
-                ));
-            }
-            let mut key = Vec::new();
-            for (w, k) in keys.iter().zip(&tbl.key) {
-                key.push(
-                    cli_match(w, k.kind, k.width)
-                        .map_err(|e| format!("table {}, key {}: {e}", tbl.name, k.name))?,
-                );
-            }
-            let needs_priority = key.iter().any(|m| {
-                matches!(
-                    m,
-                    KeyMatch::Ternary(..) | KeyMatch::Range(..) | KeyMatch::Optional(_)
-                )
-            });
-            let (rhs, priority) = if needs_priority {
-                match rhs.split_last() {
-                    Some((pr, rest)) => (
-                        rest,
-                        pr.parse::<i64>()
-                            .map_err(|_| format!("table {}: a ternary or range entry ends with its priority (lower wins), not `{pr}`", tbl.name))?,
-                    ),
-                    None => return Err(format!("table {}: a ternary or range entry needs a priority", tbl.name)),
-                }
-            } else {
-                (rhs, 0)
-            };
             let data = data(p, a, rhs).map_err(|e| format!("table {}: {e}", tbl.name))?;
             Ok(Command::Add(
                 t,
                 Entry {
                     key,
                     priority,
-                    action: ActionCall { action: a, data },
+                    action: Target::Action(ActionCall { action: a, data }),
                 },
             ))
+        }
+        cmd @ ("table_indirect_add" | "table_indirect_add_with_group") => {
+            let group = cmd.ends_with("_with_group");
+            let usage = if group {
+                "table_indirect_add_with_group TABLE KEY… => GROUP [PRIORITY]"
+            } else {
+                "table_indirect_add TABLE KEY… => MEMBER [PRIORITY]"
+            };
+            let (lhs, rhs) = split_arrow(&words, usage)?;
+            let [tname, keys @ ..] = lhs else {
+                return Err(format!("{usage}: table missing"));
+            };
+            let t = table(p, tname)?;
+            let (key, priority, rhs) = entry_key(p, t, keys, rhs)?;
+            let [handle] = rhs else {
+                return Err(format!("{usage}: one handle after `=>`"));
+            };
+            Ok(Command::Add(
+                t,
+                Entry {
+                    key,
+                    priority,
+                    action: target(handle, group)?,
+                },
+            ))
+        }
+        cmd @ ("table_indirect_set_default" | "table_indirect_set_default_with_group") => {
+            let group = cmd.ends_with("_with_group");
+            let [_, tname, handle] = words.as_slice() else {
+                return Err(format!("{cmd} TABLE {}", if group { "GROUP" } else { "MEMBER" }));
+            };
+            let t = table(p, tname)?;
+            Ok(Command::SetDefault(t, target(handle, group)?))
+        }
+        "act_prof_create_member" => {
+            let [_, prof, aname, rest @ ..] = words.as_slice() else {
+                return Err("act_prof_create_member PROFILE ACTION DATA…".into());
+            };
+            let k = profile(p, prof)?;
+            let a = profile_action(p, k, aname)?;
+            let data = data(p, a, rest)
+                .map_err(|e| format!("action profile {}: {e}", p.profiles[k].name))?;
+            Ok(Command::CreateMember(k, ActionCall { action: a, data }))
+        }
+        "act_prof_create_group" => {
+            let [_, prof] = words.as_slice() else {
+                return Err("act_prof_create_group PROFILE".into());
+            };
+            Ok(Command::CreateGroup(profile(p, prof)?))
+        }
+        "act_prof_add_member_to_group" => {
+            let [_, prof, m, g] = words.as_slice() else {
+                return Err("act_prof_add_member_to_group PROFILE MEMBER GROUP".into());
+            };
+            let k = profile(p, prof)?;
+            Ok(Command::AddToGroup(k, handle(m)?, handle(g)?))
         }
         "table_set_default" => {
             let [_, tname, aname, rest @ ..] = words.as_slice() else {
@@ -243,7 +268,10 @@ fn cli_line(p: &Program, line: &str) -> Result<Command, String> {
             let a = action(p, t, aname)?;
             let data = data(p, a, rest)
                 .map_err(|e| format!("table {}: {e}", p.tables[t.0 as usize].name))?;
-            Ok(Command::SetDefault(t, ActionCall { action: a, data }))
+            Ok(Command::SetDefault(
+                t,
+                Target::Action(ActionCall { action: a, data }),
+            ))
         }
         "register_write" => {
             let [_, r, i, v] = words.as_slice() else {
@@ -259,7 +287,117 @@ fn cli_line(p: &Program, line: &str) -> Result<Command, String> {
             Ok(Command::RegisterWrite(k, i, v))
         }
         other => Err(format!(
-            "`{other}` is not supported (table_add, table_set_default and register_write are)"
+            "`{other}` is not supported (table_add, table_set_default, table_indirect_add, table_indirect_add_with_group, table_indirect_set_default, table_indirect_set_default_with_group, act_prof_create_member, act_prof_create_group, act_prof_add_member_to_group and register_write are)"
+        )),
+    }
+}
+
+/// The words before and after `=>`.
+fn split_arrow<'a, 'b>(
+    words: &'a [&'b str],
+    usage: &str,
+) -> Result<(&'a [&'b str], &'a [&'b str]), String> {
+    match words.iter().position(|w| *w == "=>") {
+        Some(i) => Ok((&words[1..i], &words[i + 1..])),
+        None => Err(format!("{usage}: no `=>`")),
+    }
+}
+
+/// An entry's key from `keys` for table `t`, and its priority: the last word of `rhs`
+/// when the key has a ternary, range or optional field (the rest of `rhs` returned).
+fn entry_key<'a, 'b>(
+    p: &Program,
+    t: TableId,
+    keys: &[&str],
+    rhs: &'a [&'b str],
+) -> Result<(Vec<KeyMatch>, i64, &'a [&'b str]), String> {
+    let tbl = &p.tables[t.0 as usize];
+    if keys.len() != tbl.key.len() {
+        return Err(format!(
+            "table {} has {} key fields ({}), {} given",
+            tbl.name,
+            tbl.key.len(),
+            tbl.key
+                .iter()
+                .map(|k| k.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            keys.len()
+        ));
+    }
+    let mut key = Vec::new();
+    for (w, k) in keys.iter().zip(&tbl.key) {
+        key.push(
+            cli_match(w, k.kind, k.width)
+                .map_err(|e| format!("table {}, key {}: {e}", tbl.name, k.name))?,
+        );
+    }
+    let needs_priority = key.iter().any(|m| {
+        matches!(
+            m,
+            KeyMatch::Ternary(..) | KeyMatch::Range(..) | KeyMatch::Optional(_)
+        )
+    });
+    if !needs_priority {
+        return Ok((key, 0, rhs));
+    }
+    match rhs.split_last() {
+        Some((pr, rest)) => {
+            let priority = pr.parse::<i64>().map_err(|_| {
+                format!(
+                    "table {}: a ternary or range entry ends with its priority (lower wins), not `{pr}`",
+                    tbl.name
+                )
+            })?;
+            Ok((key, priority, rest))
+        }
+        None => Err(format!(
+            "table {}: a ternary or range entry needs a priority",
+            tbl.name
+        )),
+    }
+}
+
+/// A member or group handle.
+fn handle(w: &str) -> Result<u32, String> {
+    w.parse::<u32>()
+        .map_err(|_| format!("`{w}` is not a member or group handle (0, 1, …)"))
+}
+
+/// An indirect entry's target: member or group `w`.
+fn target(w: &str, group: bool) -> Result<Target, String> {
+    let h = handle(w)?;
+    Ok(if group {
+        Target::Group(h)
+    } else {
+        Target::Member(h)
+    })
+}
+
+/// The action profile named `name`, or an error listing them.
+fn profile(p: &Program, name: &str) -> Result<usize, String> {
+    p.profile(name).ok_or_else(|| {
+        format!(
+            "no action profile `{name}` (action profiles: {})",
+            listed(p.profiles.iter().map(|a| a.name.as_str()))
+        )
+    })
+}
+
+/// The action named `name` among those of the tables that use profile `k`.
+fn profile_action(p: &Program, k: usize, name: &str) -> Result<ActionId, String> {
+    let allowed: Vec<ActionId> = p
+        .tables
+        .iter()
+        .filter(|t| t.profile == Some(k as u32))
+        .flat_map(|t| t.actions.iter().copied())
+        .collect();
+    match p.action(name) {
+        Some(a) if allowed.contains(&a) => Ok(a),
+        _ => Err(format!(
+            "action profile {} has no action `{name}` (its tables run {})",
+            p.profiles[k].name,
+            action_names(p, &allowed)
         )),
     }
 }
@@ -368,7 +506,7 @@ fn runtime_entry(p: &Program, e: &Json) -> Result<Command, String> {
     }
     let call = ActionCall { action: a, data };
     if e.get("default_action").and_then(Json::as_bool) == Some(true) {
-        return Ok(Command::SetDefault(t, call));
+        return Ok(Command::SetDefault(t, Target::Action(call)));
     }
     let matches = e.get("match").and_then(Json::as_object);
     let mut key = Vec::new();
@@ -432,7 +570,7 @@ fn runtime_entry(p: &Program, e: &Json) -> Result<Command, String> {
         Entry {
             key,
             priority,
-            action: call,
+            action: Target::Action(call),
         },
     ))
 }

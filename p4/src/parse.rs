@@ -123,6 +123,7 @@ fn extract(p: &Program, phv: &mut Phv, h: HeaderId, frame: &[u8], cursor: &mut u
     if *cursor + ty.bits as usize > frame.len() * 8 {
         return false;
     }
+    phv.extracted.push((h, *cursor as u32));
     let first = hd.first as usize;
     let slots = &mut phv.fields[first..first + ty.fields.len()];
     if cursor.is_multiple_of(8) {

@@ -17,6 +17,8 @@ pub struct Phv {
     pub exited: bool,
     /// `truncate` ran: at most this many bytes of the frame leave.
     pub truncate: Option<usize>,
+    /// The headers the parser extracted, in order, each with its bit offset in the frame.
+    pub extracted: Vec<(HeaderId, u32)>,
 }
 
 impl Phv {
@@ -28,6 +30,7 @@ impl Phv {
             stack_next: vec![0; p.stacks.len()],
             exited: false,
             truncate: None,
+            extracted: Vec::new(),
         };
         phv.reset(p);
         phv
@@ -42,6 +45,7 @@ impl Phv {
         self.stack_next.fill(0);
         self.exited = false;
         self.truncate = None;
+        self.extracted.clear();
     }
 
     /// Every header invalid and zero and the stacks empty, the metadata kept: the
@@ -56,6 +60,7 @@ impl Phv {
         self.stack_next.fill(0);
         self.exited = false;
         self.truncate = None;
+        self.extracted.clear();
     }
 
     /// Is header `h` valid?

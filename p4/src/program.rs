@@ -268,8 +268,9 @@ pub struct Table {
     /// The actions its entries may run.
     pub actions: Vec<ActionId>,
     pub next: NextAfter,
-    /// What a miss runs when the control plane set none.
-    pub default: ActionCall,
+    /// What a miss runs when the control plane set none (an indirect table may have none:
+    /// a miss then runs nothing).
+    pub default: Option<ActionCall>,
     /// The control plane may not change the default action.
     pub default_const: bool,
     /// Entries the program fixes (`const entries`): the table takes no others.
@@ -277,6 +278,29 @@ pub struct Table {
     pub max_size: usize,
     /// How the entries are looked up (the widest match kind of its key).
     pub lookup: Lookup,
+    /// An indirect table's action profile (its entries name members or groups).
+    pub profile: Option<u32>,
+    /// Its direct counter's name (`direct_counter`, `with_counters`): each entry counts
+    /// the frames (and bytes) that hit it.
+    pub direct_counter: Option<String>,
+}
+
+/// An action profile (`implementation = action_profile(N)`): members, each an action with
+/// its data, that indirect tables' entries share; with a selector
+/// (`action_selector(...)`), groups of members too, one chosen per frame by a hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionProfile {
+    pub name: String,
+    pub max_size: usize,
+    pub selector: Option<Selector>,
+}
+
+/// How a selector picks a group's member: the hash of its inputs, modulo the group's
+/// size, indexes the members in the order of their handles (as BMv2 does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selector {
+    pub algo: HashAlgo,
+    pub inputs: Vec<(Expr, u32)>,
 }
 
 /// How a table's entries are looked up.
@@ -430,6 +454,7 @@ pub struct Program {
     pub deparse_order: Vec<HeaderId>,
     pub actions: Vec<Action>,
     pub tables: Vec<Table>,
+    pub profiles: Vec<ActionProfile>,
     pub conditionals: Vec<Conditional>,
     pub ingress: Control,
     pub egress: Control,
@@ -453,6 +478,11 @@ impl Program {
     /// The action named `name` (or a unique suffix after a dot).
     pub fn action(&self, name: &str) -> Option<ActionId> {
         find_by_name(self.actions.iter().map(|a| a.name.as_str()), name).map(|i| ActionId(i as u32))
+    }
+
+    /// The action profile named `name` (or a unique suffix after a dot).
+    pub fn profile(&self, name: &str) -> Option<usize> {
+        find_by_name(self.profiles.iter().map(|a| a.name.as_str()), name)
     }
 
     /// The register array named `name` (or a unique suffix after a dot).

@@ -54,6 +54,9 @@ pub struct V1Model {
     out: Vec<u8>,
     /// Header vectors of frames gone, for the next ones (no allocation per frame).
     spare: Vec<Phv>,
+    /// The fields as the parser left them, before the control ran (what a rewrite
+    /// compares with).
+    parsed_fields: Vec<Value>,
 }
 
 /// Header vectors kept for reuse at most.
@@ -70,6 +73,7 @@ impl V1Model {
             scratch: Vec::new(),
             out: Vec::new(),
             spare: Vec::new(),
+            parsed_fields: Vec::new(),
         }
     }
 
@@ -130,6 +134,8 @@ impl V1Model {
         if p.checksum_error_read && !deparse::verify(p, &phv, &mut self.scratch) {
             set(&mut phv, std.checksum_error, 1);
         }
+        self.parsed_fields.clear();
+        self.parsed_fields.extend_from_slice(&phv.fields);
         control::run(
             p,
             &mut self.tables,
@@ -211,6 +217,7 @@ impl V1Model {
 /// whole frame's, FCS included, of which `frame` may hold the first bytes) follow: the
 /// headers' change in size, and a cut the program asked for (`truncate`), at least 64.
 /// `out` is scratch: the frame's old buffer is left there.
+#[allow(clippy::too_many_arguments)]
 fn rewrite(
     p: &Program,
     phv: &Phv,
@@ -218,23 +225,70 @@ fn rewrite(
     len: &mut u32,
     payload: usize,
     out: &mut Vec<u8>,
+    parsed_fields: &[Value],
 ) {
     let payload = payload.min(frame.len());
-    deparse::headers(p, phv, out);
-    let grew = out.len() as i64 - payload as i64;
-    if grew == 0 {
-        // The headers keep their size (most programs): written over the old ones.
-        frame[..payload].copy_from_slice(out);
+    let grew = if write_back(p, phv, frame, payload, parsed_fields) {
+        0
     } else {
-        out.extend_from_slice(&frame[payload..]);
-        std::mem::swap(frame, out);
-    }
+        deparse::headers(p, phv, out);
+        let grew = out.len() as i64 - payload as i64;
+        if grew == 0 {
+            // The headers keep their size: written over the old ones.
+            frame[..payload].copy_from_slice(out);
+        } else {
+            out.extend_from_slice(&frame[payload..]);
+            std::mem::swap(frame, out);
+        }
+        grew
+    };
     let mut whole = (*len as i64 + grew).max(0);
     if let Some(n) = phv.truncate {
         whole = whole.min(n as i64 + 4);
         frame.truncate(n);
     }
     *len = whole.max(64) as u32;
+}
+
+/// The deparser's output written over the frame field by field, when the headers it
+/// emits are the ones the parser extracted, in the same order and back to back from the
+/// frame's first byte to its payload (most programs): only the fields the program
+/// changed are written. False (nothing written) when the layout differs.
+fn write_back(
+    p: &Program,
+    phv: &Phv,
+    frame: &mut [u8],
+    payload: usize,
+    parsed_fields: &[Value],
+) -> bool {
+    let mut extracted = phv.extracted.iter();
+    let mut at = 0usize;
+    for &h in &p.deparse_order {
+        if !phv.is_valid(h) {
+            continue;
+        }
+        match extracted.next() {
+            Some(&(e, offset)) if e == h && offset as usize == at => {}
+            _ => return false,
+        }
+        at += p.header_types[p.headers[h.0 as usize].ty].bits as usize;
+    }
+    if extracted.next().is_some() || at != payload * 8 {
+        return false;
+    }
+    for &(h, offset) in &phv.extracted {
+        let hd = &p.headers[h.0 as usize];
+        let first = hd.first as usize;
+        let mut bit = offset as usize;
+        for (i, f) in p.header_types[hd.ty].fields.iter().enumerate() {
+            let v = phv.fields[first + i];
+            if v != parsed_fields[first + i] {
+                crate::bits::write(frame, bit, f.width, v);
+            }
+            bit += f.width as usize;
+        }
+    }
+    true
 }
 
 /// A frame's metadata carried from ingress to egress (the program's metadata structs and
@@ -263,7 +317,15 @@ impl V1Model {
         if verdict != Verdict::Drop {
             let p = &self.program;
             deparse::update(p, &mut f.phv, &mut self.scratch);
-            rewrite(p, &f.phv, frame, len, f.parsed.payload, &mut self.out);
+            rewrite(
+                p,
+                &f.phv,
+                frame,
+                len,
+                f.parsed.payload,
+                &mut self.out,
+                &self.parsed_fields,
+            );
             // Truncation happened once: egress must not cut again.
             f.phv.truncate = None;
         }
@@ -298,6 +360,8 @@ impl V1Model {
         if let (false, Some(e)) = (from_ingress, parsed.error) {
             phv.fields[p.std.parser_error.0 as usize] = e;
         }
+        self.parsed_fields.clear();
+        self.parsed_fields.extend_from_slice(&phv.fields);
         let mut f = InFlight { phv, parsed };
         let length = (*len as usize).saturating_sub(4).max(frame.len());
         let mut out = std::mem::take(&mut self.out);
@@ -310,6 +374,7 @@ impl V1Model {
                 len,
                 f.parsed.payload,
                 &mut out,
+                &self.parsed_fields,
             );
         }
         self.out = out;

@@ -86,7 +86,7 @@ fn bad_commands_name_the_line_the_table_the_key_and_the_rule() {
         ("table_add ipv4_lpm ipv4_forward 10.0.1.1/32 => 1", "t.txt:1: table MyIngress.ipv4_lpm: action MyIngress.ipv4_forward takes 2 parameters (dstAddr, port), 1 given"),
         ("table_add ipv4_lmp drop 10.0.1.1/32 =>", "t.txt:1: no table `ipv4_lmp` (tables: MyIngress.ipv4_lpm)"),
         ("table_add ipv4_lpm forward 10.0.1.1/32 =>", "t.txt:1: table MyIngress.ipv4_lpm has no action `forward` (it runs MyIngress.ipv4_forward, MyIngress.drop, NoAction)"),
-        ("mc_mgrp_create 1", "t.txt:1: `mc_mgrp_create` is not supported (table_add, table_set_default and register_write are)"),
+        ("mc_mgrp_create 1", "t.txt:1: `mc_mgrp_create` is not supported (table_add, table_set_default, table_indirect_add, table_indirect_add_with_group, table_indirect_set_default, table_indirect_set_default_with_group, act_prof_create_member, act_prof_create_group, act_prof_add_member_to_group and register_write are)"),
     ];
     for (text, want) in cases {
         let e = cli(&p, "t.txt", text).unwrap_err();
@@ -114,4 +114,46 @@ fn bad_commands_name_the_line_the_table_the_key_and_the_rule() {
     );
     let e = runtime_json(&p, "r.json", &bad).unwrap_err();
     assert_eq!(e.to_string(), "r.json: table_entries[2]: table MyIngress.ipv4_lpm: the match needs key field `hdr.ipv4.dstAddr`");
+}
+
+/// A prefix's bits past its length are not part of its key: 10.0.2.7/24 is 10.0.2.0/24,
+/// refused beside it, and found by what it covers.
+#[test]
+fn an_lpm_key_is_its_prefix() {
+    let p = router().load();
+    let dup = format!("{CLI}table_add ipv4_lpm ipv4_forward 10.0.2.7/24 => 08:00:00:00:02:07 3\n");
+    let mut sw = V1Model::new(router().load());
+    let e = apply(
+        &sw.program,
+        &mut sw.tables,
+        &mut sw.externs.registers,
+        cli(&p, "s1.txt", &dup).unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("s1.txt:5") && e.contains("already has an entry with this key"),
+        "{e}"
+    );
+    let mut sw = switch_with(
+        cli(
+            &p,
+            "s1.txt",
+            "table_add ipv4_lpm ipv4_forward 10.0.3.9/24 => 08:00:00:00:03:00 3\n",
+        )
+        .unwrap(),
+    );
+    let frame = eth(
+        [2; 6],
+        [4; 6],
+        0x0800,
+        &ipv4([10, 0, 9, 9], [10, 0, 3, 200], 64, 0, &[]),
+    );
+    assert_eq!(
+        sw.ingress(&frame, frame.len(), 7, 0).0,
+        Verdict::Forward {
+            port: 3,
+            priority: 0
+        }
+    );
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use lossless_p4::program::{ActionCall, Value};
-use lossless_p4::tables::{Entry, KeyMatch};
+use lossless_p4::tables::{Entry, KeyMatch, Target};
 use lossless_p4::v1model::{InFlight, Queueing, Verdict};
 use lossless_p4::V1Model;
 use serde_json::json;
@@ -38,18 +38,18 @@ fn add(
             Entry {
                 key,
                 priority,
-                action: ActionCall { action: a, data },
+                action: Target::Action(ActionCall { action: a, data }),
             },
         )
         .unwrap();
 }
 
-/// The frame out of egress on `port` (no queueing), or None if egress dropped it.
 /// Parser and ingress for a whole `frame` received on `port` at time 0.
 fn ingress(sw: &mut V1Model, frame: &[u8], port: u16) -> (Verdict, InFlight) {
     sw.ingress(frame, frame.len(), port, 0)
 }
 
+/// The frame out of egress on `port` (no queueing), or None if egress dropped it.
 fn through(sw: &mut V1Model, frame: &[u8], port: u16) -> (Verdict, Option<Vec<u8>>) {
     let (v, mut f) = sw.ingress(frame, frame.len(), port, 0);
     let out_port = match v {
@@ -671,7 +671,7 @@ fn bad_entries_are_refused_saying_why() {
                 Entry {
                     key,
                     priority: 0,
-                    action,
+                    action: Target::Action(action),
                 },
             )
             .unwrap_err();
@@ -681,7 +681,7 @@ fn bad_entries_are_refused_saying_why() {
     let entry = Entry {
         key: vec![KeyMatch::Lpm(0x0a00_0000, 8)],
         priority: 0,
-        action: call(vec![1, 1]),
+        action: Target::Action(call(vec![1, 1])),
     };
     sw.tables.add(p, t, entry.clone()).unwrap();
     let e = sw.tables.add(p, t, entry).unwrap_err();
@@ -689,4 +689,97 @@ fn bad_entries_are_refused_saying_why() {
         e.to_string().contains("already has an entry with this key"),
         "{e}"
     );
+}
+
+/// A direct counter (`with_counters`) counts, per entry, the frames that hit it and their
+/// bytes (without FCS); a miss counts on no entry.
+#[test]
+fn a_direct_counter_counts_each_entrys_hits() {
+    let mut p = router();
+    p.ingress.1[0]["with_counters"] = json!(true);
+    p.counter_arrays.push(
+        json!({"name": "MyIngress.lpm_hits", "id": 0, "is_direct": true,
+        "binding": "MyIngress.ipv4_lpm", "size": 1024}),
+    );
+    let mut sw = V1Model::new(p.load());
+    let t = sw.program.table("ipv4_lpm").unwrap();
+    assert_eq!(
+        sw.program.tables[t.0 as usize].direct_counter.as_deref(),
+        Some("MyIngress.lpm_hits")
+    );
+    assert!(
+        sw.program.counters.is_empty(),
+        "no indexed array of its own"
+    );
+    let fwd = sw.program.action("ipv4_forward").unwrap();
+    for (net, len) in [([10, 0, 1, 0], 24), ([10, 0, 0, 0], 8)] {
+        let e = Entry {
+            key: vec![KeyMatch::Lpm(u32::from_be_bytes(net) as Value, len)],
+            priority: 0,
+            action: Target::Action(ActionCall {
+                action: fwd,
+                data: vec![0x0200_0000_0001, 1],
+            }),
+        };
+        sw.tables.add(&sw.program, t, e).unwrap();
+    }
+    let send = |sw: &mut V1Model, dst: [u8; 4], payload: usize| {
+        let f = eth(
+            A,
+            B,
+            0x0800,
+            &ipv4([1, 1, 1, 1], dst, 64, 0, &vec![0; payload]),
+        );
+        ingress(sw, &f, 0);
+        f.len() as u64
+    };
+    let a = send(&mut sw, [10, 0, 1, 7], 0) + send(&mut sw, [10, 0, 1, 8], 100);
+    let b = send(&mut sw, [10, 9, 9, 9], 50);
+    send(&mut sw, [11, 0, 0, 1], 0);
+    assert_eq!(sw.tables.counts(t), &[(2, a), (1, b)]);
+}
+
+/// The switch's path rewrites a frame in place (only the fields the program changed, when
+/// the headers keep their layout) and gives the bytes the whole deparser gives.
+#[test]
+fn the_in_place_rewrite_gives_the_deparsers_bytes() {
+    let mut sw = V1Model::new(router().load());
+    let fwd = sw.program.action("ipv4_forward").unwrap();
+    let t = sw.program.table("ipv4_lpm").unwrap();
+    let e = Entry {
+        key: vec![KeyMatch::Lpm(0x0a00_0000, 8)],
+        priority: 0,
+        action: Target::Action(ActionCall {
+            action: fwd,
+            data: vec![0x0200_0000_00aa, 2],
+        }),
+    };
+    sw.tables.add(&sw.program, t, e).unwrap();
+    for i in 0..64u8 {
+        let ip = ipv4(
+            [198, 18, 0, i],
+            [10, i, 1, 2],
+            i.wrapping_mul(5),
+            i,
+            &vec![i; i as usize],
+        );
+        let frame = eth([2, 0, 0, 0, 0, i], B, 0x0800, &ip);
+        let (v, whole) = through(&mut sw, &frame, 1);
+        let mut held = frame.clone();
+        let mut len = frame.len() as u32 + 4;
+        let (v2, carried) = sw.ingress_in_place(&mut held, &mut len, 1, 0);
+        assert_eq!(v, v2);
+        let port = match v2 {
+            Verdict::Forward { port, .. } => port,
+            _ => continue,
+        };
+        assert!(sw.egress_in_place(
+            Some(carried),
+            &mut held,
+            &mut len,
+            port,
+            Queueing::default()
+        ));
+        assert_eq!(Some(held), whole, "frame {i}");
+    }
 }

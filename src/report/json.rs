@@ -276,6 +276,17 @@ fn p4(sw: &Switch) -> Option<crate::report::model::P4Report> {
                     .len(),
                 hits: s.hits,
                 misses: s.misses,
+                direct_counter: t.direct_counter.clone(),
+                entry_counts: match t.direct_counter {
+                    Some(_) => s
+                        .counts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (n, _))| *n > 0)
+                        .map(|(k, (n, b))| (k, *n, *b))
+                        .collect(),
+                    None => Vec::new(),
+                },
             }
         })
         .collect();

@@ -150,6 +150,8 @@ pub(crate) struct Ctx {
     pub action_by_json_id: HashMap<i64, ActionId>,
     pub calculations: HashMap<String, (HashAlgo, Vec<(Expr, u32)>)>,
     pub counters: HashMap<String, u32>,
+    /// Direct counters by the table they are bound to.
+    pub direct_counters: HashMap<String, String>,
     pub registers: HashMap<String, (u32, u32)>,
     pub std_header: HeaderId,
 }
@@ -267,6 +269,9 @@ pub fn load(json: &str) -> std::result::Result<Program, LoadError> {
     let mut counters: Vec<(u32, CounterArray)> = Vec::new();
     for (i, c) in array(&root, "counter_arrays", &at)?.iter().enumerate() {
         let a = at.key("counter_arrays").index(i);
+        if boolean(c, "is_direct", false, &a)? {
+            continue;
+        }
         let name = string(c, "name", &a)?.to_string();
         let size = integer(field(c, "size", &a)?, &a.key("size"))?.max(0) as usize;
         counters.push((cx.counters[&name], CounterArray { name, size }));
@@ -303,6 +308,7 @@ pub fn load(json: &str) -> std::result::Result<Program, LoadError> {
         deparse_order,
         actions,
         tables: pipes.tables,
+        profiles: pipes.profiles,
         conditionals: pipes.conditionals,
         ingress: pipes.ingress,
         egress: pipes.egress,
@@ -414,6 +420,7 @@ fn headers(root: &Json) -> Result<Ctx> {
         action_by_json_id: HashMap::new(),
         calculations: HashMap::new(),
         counters: HashMap::new(),
+        direct_counters: HashMap::new(),
         registers: HashMap::new(),
         std_header: HeaderId(u32::MAX),
     };
@@ -506,6 +513,31 @@ pub(crate) fn algo(name: &str, at: &At) -> Result<HashAlgo> {
     }
 }
 
+/// The inputs of a calculation or a selector: fields, constants, whole headers.
+pub(crate) fn hash_inputs(list: &[Json], cx: &Ctx, at: &At) -> Result<Vec<(Expr, u32)>> {
+    let mut inputs = Vec::new();
+    for (j, inp) in list.iter().enumerate() {
+        let ja = at.index(j);
+        match string(inp, "type", &ja)? {
+            "field" => inputs.push(cx.field_ref(field(inp, "value", &ja)?, &ja)?),
+            "hexstr" => {
+                let v = hexstr(field(inp, "value", &ja)?.as_str().unwrap_or(""), &ja)?;
+                let w = integer(field(inp, "bitwidth", &ja)?, &ja.key("bitwidth"))?;
+                inputs.push((Expr::Const(v & mask(w as u32)), w as u32));
+            }
+            "header" => {
+                let h = cx.header(field(inp, "value", &ja)?.as_str().unwrap_or(""), &ja)?;
+                let hd = &cx.headers[h.0 as usize];
+                for (k, f) in cx.header_types[hd.ty].fields.iter().enumerate() {
+                    inputs.push((Expr::Field(FieldId(hd.first + k as u32)), f.width));
+                }
+            }
+            other => return ja.unsupported(format!("a calculation input of type `{other}`")),
+        }
+    }
+    Ok(inputs)
+}
+
 /// Named calculations (checksums and hashes): algorithm and inputs.
 fn calculations(root: &Json, cx: &mut Ctx) -> Result<()> {
     let at = At::default();
@@ -513,26 +545,7 @@ fn calculations(root: &Json, cx: &mut Ctx) -> Result<()> {
         let a = at.key("calculations").index(i);
         let name = string(c, "name", &a)?.to_string();
         let algo = algo(string(c, "algo", &a)?, &a.key("algo"))?;
-        let mut inputs = Vec::new();
-        for (j, inp) in array(c, "input", &a)?.iter().enumerate() {
-            let ja = a.key("input").index(j);
-            match string(inp, "type", &ja)? {
-                "field" => inputs.push(cx.field_ref(field(inp, "value", &ja)?, &ja)?),
-                "hexstr" => {
-                    let v = hexstr(field(inp, "value", &ja)?.as_str().unwrap_or(""), &ja)?;
-                    let w = integer(field(inp, "bitwidth", &ja)?, &ja.key("bitwidth"))?;
-                    inputs.push((Expr::Const(v & mask(w as u32)), w as u32));
-                }
-                "header" => {
-                    let h = cx.header(field(inp, "value", &ja)?.as_str().unwrap_or(""), &ja)?;
-                    let hd = &cx.headers[h.0 as usize];
-                    for (k, f) in cx.header_types[hd.ty].fields.iter().enumerate() {
-                        inputs.push((Expr::Field(FieldId(hd.first + k as u32)), f.width));
-                    }
-                }
-                other => return ja.unsupported(format!("a calculation input of type `{other}`")),
-            }
-        }
+        let inputs = hash_inputs(array(c, "input", &a)?, cx, &a.key("input"))?;
         cx.calculations.insert(name, (algo, inputs));
     }
     Ok(())
@@ -545,7 +558,10 @@ fn externs(root: &Json, cx: &mut Ctx) -> Result<()> {
         let a = at.key("counter_arrays").index(i);
         let name = string(c, "name", &a)?.to_string();
         if boolean(c, "is_direct", false, &a)? {
-            return a.unsupported(format!("direct counter `{name}`"));
+            // Counted per entry of its table (tables.rs): no array of its own.
+            let table = string(c, "binding", &a)?.to_string();
+            cx.direct_counters.insert(table, name);
+            continue;
         }
         let k = cx.counters.len() as u32;
         cx.counters.insert(name, k);

@@ -3,16 +3,17 @@
 
 use super::{array, boolean, expr, field, hexstr, integer, string, At, Ctx, Result};
 use crate::program::{
-    mask, Action, ActionCall, ActionId, Conditional, Control, Expr, KeyField, Lookup, MatchKind,
-    NextAfter, NodeId, Table, TableId,
+    mask, Action, ActionCall, ActionId, ActionProfile, Conditional, Control, Expr, KeyField,
+    Lookup, MatchKind, NextAfter, NodeId, Selector, Table, TableId,
 };
-use crate::tables::{Entry, KeyMatch};
+use crate::tables::{Entry, KeyMatch, Target};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 
 /// What the pipelines hold.
 pub(crate) struct Pipelines {
     pub tables: Vec<Table>,
+    pub profiles: Vec<ActionProfile>,
     pub conditionals: Vec<Conditional>,
     pub ingress: Control,
     pub egress: Control,
@@ -27,13 +28,11 @@ pub(crate) fn load(root: &Json, cx: &Ctx, actions: &[Action]) -> Result<Pipeline
     let (mut n_tables, mut n_conds) = (0u32, 0u32);
     for (i, p) in pipes.iter().enumerate() {
         let pa = at.key("pipelines").index(i);
-        for (k, what) in [
-            ("action_profiles", "an action profile or selector"),
-            ("action_calls", "a direct action call"),
-        ] {
-            if !array(p, k, &pa)?.is_empty() {
-                return pa.key(k).index(0).unsupported(what);
-            }
+        if !array(p, "action_calls", &pa)?.is_empty() {
+            return pa
+                .key("action_calls")
+                .index(0)
+                .unsupported("a direct action call");
         }
         for (j, t) in array(p, "tables", &pa)?.iter().enumerate() {
             let name = string(t, "name", &pa.key("tables").index(j))?;
@@ -56,6 +55,17 @@ pub(crate) fn load(root: &Json, cx: &Ctx, actions: &[Action]) -> Result<Pipeline
             Some(other) => a.err(format!("a node name or null is expected, not {other}")),
         }
     };
+    // Every pipeline's action profiles first: tables name them.
+    let mut profiles = Vec::new();
+    for (i, p) in pipes.iter().enumerate() {
+        let pa = at.key("pipelines").index(i).key("action_profiles");
+        for (j, ap) in array(p, "action_profiles", &at.key("pipelines").index(i))?
+            .iter()
+            .enumerate()
+        {
+            profiles.push(profile(ap, cx, &pa.index(j))?);
+        }
+    }
     let mut tables = Vec::new();
     let mut conditionals = Vec::new();
     let mut ingress = None;
@@ -64,7 +74,14 @@ pub(crate) fn load(root: &Json, cx: &Ctx, actions: &[Action]) -> Result<Pipeline
         let pa = at.key("pipelines").index(i);
         let name = string(p, "name", &pa)?.to_string();
         for (j, t) in array(p, "tables", &pa)?.iter().enumerate() {
-            tables.push(table(t, cx, actions, &node, &pa.key("tables").index(j))?);
+            tables.push(table(
+                t,
+                cx,
+                actions,
+                &profiles,
+                &node,
+                &pa.key("tables").index(j),
+            )?);
         }
         for (j, c) in array(p, "conditionals", &pa)?.iter().enumerate() {
             let ca = pa.key("conditionals").index(j);
@@ -92,6 +109,7 @@ pub(crate) fn load(root: &Json, cx: &Ctx, actions: &[Action]) -> Result<Pipeline
     let missing = |n: &str| at.key("pipelines").err(format!("no `{n}` pipeline"));
     Ok(Pipelines {
         tables,
+        profiles,
         conditionals,
         ingress: match ingress {
             Some(c) => c,
@@ -106,22 +124,73 @@ pub(crate) fn load(root: &Json, cx: &Ctx, actions: &[Action]) -> Result<Pipeline
 
 type NodeOf<'a> = dyn Fn(Option<&Json>, &At) -> Result<Option<NodeId>> + 'a;
 
-/// One table.
-fn table(t: &Json, cx: &Ctx, actions: &[Action], node: &NodeOf, at: &At) -> Result<Table> {
-    let name = string(t, "name", at)?.to_string();
-    match t.get("type").and_then(Json::as_str).unwrap_or("simple") {
-        "simple" => {}
-        other => {
-            return at.key("type").unsupported(format!(
-                "table `{name}` of type `{other}` (action profiles and selectors)"
-            ))
+/// One action profile, with its selector if it has one.
+fn profile(ap: &Json, cx: &Ctx, at: &At) -> Result<ActionProfile> {
+    let name = string(ap, "name", at)?.to_string();
+    let max_size = ap.get("max_size").and_then(Json::as_u64).unwrap_or(1024) as usize;
+    let selector = match ap.get("selector") {
+        None | Some(Json::Null) => None,
+        Some(sel) => {
+            let sa = at.key("selector");
+            Some(Selector {
+                algo: super::algo(string(sel, "algo", &sa)?, &sa.key("algo"))?,
+                inputs: super::hash_inputs(array(sel, "input", &sa)?, cx, &sa.key("input"))?,
+            })
         }
-    }
-    if boolean(t, "with_counters", false, at)? {
-        return at
-            .key("with_counters")
-            .unsupported(format!("table `{name}`'s direct counter"));
-    }
+    };
+    Ok(ActionProfile {
+        name,
+        max_size,
+        selector,
+    })
+}
+
+/// One table.
+fn table(
+    t: &Json,
+    cx: &Ctx,
+    actions: &[Action],
+    profiles: &[ActionProfile],
+    node: &NodeOf,
+    at: &At,
+) -> Result<Table> {
+    let name = string(t, "name", at)?.to_string();
+    let profile = match t.get("type").and_then(Json::as_str).unwrap_or("simple") {
+        "simple" => None,
+        kind @ ("indirect" | "indirect_ws") => {
+            let pname = string(t, "action_profile", at)?;
+            let Some(i) = profiles.iter().position(|p| p.name == pname) else {
+                return at
+                    .key("action_profile")
+                    .err(format!("no action profile `{pname}`"));
+            };
+            if (kind == "indirect_ws") != profiles[i].selector.is_some() {
+                return at.key("type").err(format!(
+                    "table `{name}` is `{kind}` but action profile `{pname}` {} a selector",
+                    if kind == "indirect_ws" {
+                        "has no"
+                    } else {
+                        "has"
+                    }
+                ));
+            }
+            Some(i as u32)
+        }
+        other => {
+            return at
+                .key("type")
+                .unsupported(format!("table `{name}` of type `{other}`"))
+        }
+    };
+    let direct_counter = match boolean(t, "with_counters", false, at)? {
+        true => Some(
+            cx.direct_counters
+                .get(&name)
+                .cloned()
+                .unwrap_or_else(|| name.clone()),
+        ),
+        false => None,
+    };
     if t.get("direct_meters").is_some_and(|m| !m.is_null()) {
         return at
             .key("direct_meters")
@@ -136,6 +205,10 @@ fn table(t: &Json, cx: &Ctx, actions: &[Action], node: &NodeOf, at: &At) -> Resu
     for (j, k) in array(t, "key", at)?.iter().enumerate() {
         let ka = at.key("key").index(j);
         let kind = string(k, "match_type", &ka)?;
+        if kind == "selector" {
+            // The selector's input, which its action profile lists: not matched by entries.
+            continue;
+        }
         let target = field(k, "target", &ka)?;
         let (source, width, kind) = match kind {
             "valid" => {
@@ -237,8 +310,10 @@ fn table(t: &Json, cx: &Ctx, actions: &[Action], node: &NodeOf, at: &At) -> Resu
     let (default, default_const) = match t.get("default_entry") {
         Some(d) if !d.is_null() => {
             let da = at.key("default_entry");
-            (call(d, &da)?, boolean(d, "action_const", false, &da)?)
+            (Some(call(d, &da)?), boolean(d, "action_const", false, &da)?)
         }
+        // An indirect table's default is what the control plane sets, or nothing.
+        _ if profile.is_some() => (None, false),
         _ => return at.err(format!("table `{name}` has no default_entry")),
     };
     let const_entries = match t.get("entries") {
@@ -263,6 +338,8 @@ fn table(t: &Json, cx: &Ctx, actions: &[Action], node: &NodeOf, at: &At) -> Resu
         const_entries,
         max_size,
         lookup,
+        profile,
+        direct_counter,
     })
 }
 
@@ -316,6 +393,9 @@ fn entry(
     Ok(Entry {
         key: matches,
         priority,
-        action: call(field(e, "action_entry", at)?, &at.key("action_entry"))?,
+        action: Target::Action(call(
+            field(e, "action_entry", at)?,
+            &at.key("action_entry"),
+        )?),
     })
 }

@@ -192,6 +192,8 @@ pub struct Prog {
     pub checksums: Vec<Value>,
     pub counter_arrays: Vec<Value>,
     pub register_arrays: Vec<Value>,
+    /// The ingress pipeline's action profiles.
+    pub action_profiles: Vec<Value>,
 }
 
 impl Default for Prog {
@@ -216,6 +218,7 @@ impl Default for Prog {
             checksums: vec![],
             counter_arrays: vec![],
             register_arrays: vec![],
+            action_profiles: vec![],
         }
     }
 }
@@ -234,9 +237,12 @@ impl Prog {
         for (i, (n, t, m)) in self.headers.iter().enumerate() {
             headers.push(json!({"name": n, "id": i + 2, "header_type": t, "metadata": m}));
         }
-        let pipe = |name: &str, p: &(Option<String>, Vec<Value>, Vec<Value>), id: u32| {
+        let pipe = |name: &str,
+                    p: &(Option<String>, Vec<Value>, Vec<Value>),
+                    id: u32,
+                    profiles: &[Value]| {
             json!({"name": name, "id": id, "init_table": p.0, "tables": p.1,
-                   "action_profiles": [], "conditionals": p.2})
+                   "action_profiles": profiles, "conditionals": p.2})
         };
         json!({
             "header_types": types,
@@ -255,7 +261,10 @@ impl Prog {
             "calculations": self.calculations,
             "learn_lists": [],
             "actions": self.actions,
-            "pipelines": [pipe("ingress", &self.ingress, 0), pipe("egress", &self.egress, 1)],
+            "pipelines": [
+                pipe("ingress", &self.ingress, 0, &self.action_profiles),
+                pipe("egress", &self.egress, 1, &[])
+            ],
             "checksums": self.checksums,
             "force_arith": [],
             "extern_instances": [],

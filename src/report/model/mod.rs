@@ -202,6 +202,12 @@ pub struct P4TableReport {
     pub entries: usize,
     pub hits: u64,
     pub misses: u64,
+    /// Its direct counter's name, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct_counter: Option<String>,
+    /// The direct counter's nonzero cells: entry (in the order added), frames, bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub entry_counts: Vec<(usize, u64, u64)>,
 }
 
 /// One ACL rule and what it matched.
