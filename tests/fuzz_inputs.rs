@@ -529,6 +529,7 @@ fn request(rng: &mut Xoshiro256PlusPlus) -> Vec<u8> {
             "/show/queue",
             "/show/watermark",
             "/show/ledger",
+            "/show/p4",
             "/show/nope",
             "/",
             "/metrics?x=1",

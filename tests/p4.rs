@@ -344,7 +344,11 @@ fn a_tap_switch_routes_real_pings_through_the_program() {
         p4: &p4,
         ..SwitchSpec::new(2, "1G")
     };
-    let mut lab = Lab::with("p4", false, &spec, &[]);
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let mut lab = Lab::with("p4", false, &spec, &["--metrics", &addr]);
     for i in 0..2 {
         let o = lab.exec(
             i,
@@ -379,6 +383,24 @@ fn a_tap_switch_routes_real_pings_through_the_program() {
     assert!(o.status.success(), "{out}");
     // Through one router hop each way: the reply left host 1 with TTL 64.
     assert_eq!(out.matches("ttl=63").count(), 5, "{out}");
+    // `lossless show p4` reads the running switch's tables (the endpoint answers within
+    // a few seconds of start; tried for at most 10 s).
+    let mut shown = String::new();
+    for _ in 0..100 {
+        let o = common::lossless(&["show", "p4", "--from", &addr]);
+        shown = String::from_utf8_lossy(&o.stdout).to_string();
+        if o.status.success() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let row = shown
+        .lines()
+        .find(|l| l.contains("MyIngress.ipv4_lpm"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cols[1], "2", "{shown}");
+    assert!(cols[2].parse::<u64>().unwrap() >= 10, "{shown}");
     let r = lab.stop_switch();
     let t = &r["switches"][0]["p4"]["tables"][0];
     // Five requests and five replies hit; anything else the hosts sent (IPv6 is off) missed.

@@ -9,8 +9,9 @@ use std::process::ExitCode;
 pub struct ShowArgs {
     /// Which table: pfc (pfcstat), queue (queuestat), watermark (watermarkstat: PGs and
     /// pools), cbfc (credit updates per port, credits per virtual channel), llr (link-level
-    /// retry per port), trim (packet trimming per port and queue) or ledger (the TAP
-    /// engine's frames read and written per port).
+    /// retry per port), trim (packet trimming per port and queue), ledger (the TAP
+    /// engine's frames read and written per port) or p4 (a P4 switch's tables with their
+    /// entries, hits and misses, its counters and registers).
     #[arg(value_enum)]
     table: Table,
     /// Address the switch serves its counters on (its --metrics).

@@ -36,8 +36,8 @@ pub struct TapArgs {
     #[arg(long, default_value = "auto")]
     realtime: Realtime,
     /// Serve live counters on this address (e.g. 127.0.0.1:9464): /metrics for
-    /// Prometheus, /json for the report so far, /show/pfc|queue|watermark|ledger for
-    /// `lossless show`.
+    /// Prometheus, /json for the report so far, /show/TABLE (pfc, queue, watermark, cbfc,
+    /// llr, trim, ledger, p4) for `lossless show`.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
     /// Append the report so far to this file as one JSON line per --stats interval

@@ -1,7 +1,7 @@
 //! The live counters of a running `lossless tap` (`--metrics ADDR`): an HTTP server on its
 //! own thread. `GET /metrics` is the Prometheus text exposition
 //! ([`crate::report::prometheus`]), `GET /json` the report the switch would write if it
-//! stopped now, `GET /show/pfc|queue|watermark|cbfc|llr|trim|ledger` the tables `lossless show` prints.
+//! stopped now, `GET /show/pfc|queue|watermark|cbfc|llr|trim|ledger|p4` the tables `lossless show` prints.
 //! Reports come from the pipeline thread through [`Live`].
 //!
 //! The endpoint faces whatever can reach it (the container image listens on 0.0.0.0), so
@@ -273,21 +273,20 @@ fn route(path: &str, live: &Live) -> (StatusCode, &'static str, String) {
         Json,
         Show(Table),
     }
-    let page = match path {
-        "/metrics" => Page::Metrics,
-        "/json" => Page::Json,
-        p => match p.strip_prefix("/show/").and_then(table) {
-            Some(t) => Page::Show(t),
-            None => {
-                return (
+    let page =
+        match path {
+            "/metrics" => Page::Metrics,
+            "/json" => Page::Json,
+            p => match p.strip_prefix("/show/").and_then(table) {
+                Some(t) => Page::Show(t),
+                None => return (
                     StatusCode::NOT_FOUND,
                     "text/plain",
-                    "try /metrics, /json or /show/pfc|queue|watermark|cbfc|llr|trim|ledger\n"
+                    "try /metrics, /json or /show/pfc|queue|watermark|cbfc|llr|trim|ledger|p4\n"
                         .into(),
-                )
-            }
-        },
-    };
+                ),
+            },
+        };
     let Some(r) = live.fetch() else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,

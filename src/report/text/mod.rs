@@ -50,6 +50,9 @@ pub enum Table {
     /// The TAP engine's ledger: frames read and written per port, and where the others
     /// went.
     Ledger,
+    /// A P4 switch's program: each table's entries, hits and misses (and its direct
+    /// counter's cells), counters and registers.
+    P4,
 }
 
 /// Table `t` of every switch of the report.

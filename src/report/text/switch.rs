@@ -58,6 +58,7 @@ pub(super) fn table(o: &mut String, sw: &SwitchReport, t: super::Table) {
         super::Table::Cbfc => super::link::cbfc(o, &sw.ports, true),
         super::Table::Llr => super::link::llr(o, &sw.ports, true),
         super::Table::Trim => trimming(o, &sw.ports),
+        super::Table::P4 => p4(o, sw),
         super::Table::Ledger => {}
     }
     if o.len() == before {
@@ -68,6 +69,7 @@ pub(super) fn table(o: &mut String, sw: &SwitchReport, t: super::Table) {
             super::Table::Trim => {
                 "no queue trims (trimming:, a queue profile's packet_discard_action: trim)"
             }
+            super::Table::P4 => "the switch runs no P4 program (p4:)",
             _ => "nothing to show",
         };
         let _ = writeln!(o, "  {none}");
@@ -202,6 +204,22 @@ fn p4(o: &mut String, sw: &SwitchReport) {
             "    {:<32} {:>8} {:>12} {:>12}",
             t.name, t.entries, t.hits, t.misses
         );
+        if let Some(c) = &t.direct_counter {
+            let shown: Vec<String> = t
+                .entry_counts
+                .iter()
+                .map(|(i, n, b)| format!("[{i}] {n} pkts {b} B"))
+                .collect();
+            let _ = writeln!(
+                o,
+                "      direct counter {c} (entries in the order added): {}",
+                if shown.is_empty() {
+                    "no hits".to_string()
+                } else {
+                    shown.join(", ")
+                }
+            );
+        }
     }
     for (name, cells) in &p.counters {
         let shown: Vec<String> = cells
