@@ -407,3 +407,57 @@ fn a_tap_switch_routes_real_pings_through_the_program() {
     assert!(u(&t["hits"]) >= 10, "{t}");
     assert_eq!(drops(&r["switches"][0], "p4_drop"), u(&t["misses"]), "{r}");
 }
+
+#[test]
+fn the_ecn_program_marks_the_same_frames_in_packets_and_in_cells() {
+    // The shipped scenario: CE once the egress queue held 20 frames. Every frame but the
+    // first ones the queue held fewer than 20 for is marked, and the receivers count the
+    // marks the program wrote (the egress's bytes, not the switch's WRED).
+    let packets = run(
+        &root().join("configs/p4/ecn-incast.yaml"),
+        "p4-ecn-packets.json",
+        &[],
+    );
+    // The same threshold in cells: 1,518-byte frames take 6 cells of 256 bytes each, so
+    // a queue of 20 frames is one of 120 cells, and the same frames are marked.
+    let dir = tmp("p4-ecn-cells");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["ecn-router.json", "ecn-entries-cells.txt"] {
+        std::fs::copy(root().join("configs/p4").join(f), dir.join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(root().join("configs/p4/ecn-incast.yaml"))
+        .unwrap()
+        .replace(
+            "entries: ecn-entries-packets.txt, queue_depth: packets",
+            "entries: ecn-entries-cells.txt, queue_depth: cells",
+        );
+    assert!(text.contains("queue_depth: cells"));
+    std::fs::write(dir.join("s.yaml"), text).unwrap();
+    let cells = run(&dir.join("s.yaml"), "p4-ecn-cells.json", &[]);
+    let marks = |r: &Value| -> Vec<(u64, u64)> {
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (u(&f["rx_packets"]), u(&f["ce_marked"])))
+            .collect()
+    };
+    assert_eq!(marks(&packets), marks(&cells));
+    let t = |r: &Value| r["switches"][0]["p4"]["tables"][1].clone();
+    assert_eq!(t(&packets), t(&cells));
+    let table = t(&packets);
+    assert_eq!(table["name"], "MyEgress.ecn_mark");
+    // Each frame that hit the mark entry and reached its receiver is counted CE there;
+    // the frames that missed (the queue below 20) arrive unmarked.
+    let (rx, ce): (u64, u64) = marks(&packets)
+        .iter()
+        .fold((0, 0), |(a, b), (r, c)| (a + r, b + c));
+    assert!(ce > 0 && ce <= u(&table["hits"]), "{ce} {table}");
+    assert_eq!(rx - ce, u(&table["misses"]), "{table}");
+    // PFC still held the lossless class: nothing dropped.
+    assert_eq!(
+        packets["switches"][0]["drops_by_reason"],
+        serde_json::json!({})
+    );
+    assert!(u(&packets["switches"][0]["ports"][1]["pfc"]["tx_xoff"][3]) > 0);
+}

@@ -18,7 +18,7 @@ fn shipped(name: &str) -> PathBuf {
 type Builder = fn() -> Prog;
 
 /// Each shipped program's file name and its builder.
-const SHIPPED: &[(&str, Builder)] = &[("router.json", router)];
+const SHIPPED: &[(&str, Builder)] = &[("router.json", router), ("ecn-router.json", ecn_router)];
 
 #[test]
 fn the_shipped_programs_are_the_tested_ones() {

@@ -402,3 +402,40 @@ pub fn router() -> Prog {
     p.checksums.push(json!({"name": "cksum_0", "id": 1, "target": ["ipv4", "hdrChecksum"], "type": "generic", "calculation": "calc", "verify": false, "update": true, "if_cond": cond["value"]}));
     p
 }
+
+/// The router with an egress that marks CE on an ECN-capable frame whose queue held at
+/// least K when it was queued: table `MyEgress.ecn_mark` matches
+/// `standard_metadata.enq_qdepth` by range (`table_add ecn_mark mark_ecn K->524287 => 1`),
+/// so K comes with the entries, in the unit the switch gives depths in.
+pub fn ecn_router() -> Prog {
+    let mut p = router();
+    let n = p.actions.len() as u32;
+    p.actions.push(action(
+        n,
+        "MyEgress.mark_ecn",
+        &[],
+        vec![assign(f("ipv4", "ecn"), hex(3))],
+    ));
+    let mut t = table(
+        "MyEgress.ecn_mark",
+        1,
+        &[("range", "standard_metadata", "enq_qdepth")],
+        &[("MyEgress.mark_ecn", n), ("NoAction", 0)],
+        (0, vec![]),
+        None,
+    );
+    t["key"][0]["name"] = json!("standard_metadata.enq_qdepth");
+    let ect = op("!=", f("ipv4", "ecn"), hex(0));
+    p.egress = (
+        Some("node_ecn".into()),
+        vec![t],
+        vec![conditional(
+            "node_ecn",
+            1,
+            op("and", d2b(f("ipv4", "$valid$")), ect),
+            Some("MyEgress.ecn_mark"),
+            None,
+        )],
+    );
+    p
+}

@@ -294,8 +294,19 @@ impl Switch {
         };
         pkt.meta.flow_hash = flow_hash;
         let qm = crate::p4::queueing(enq, enq_depth, now, deq_depth);
-        p4.model
-            .egress_in_place(carried, &mut pkt.data, &mut pkt.len, port as u16, qm)
+        let kept = p4
+            .model
+            .egress_in_place(carried, &mut pkt.data, &mut pkt.len, port as u16, qm);
+        if kept {
+            // What the frame's metadata says of its IP header follows the bytes egress
+            // wrote (a CE mark the program set is the receiver's to count).
+            let mut h = crate::parser::Parsed::default();
+            let _ = crate::parser::parse_for_forwarding(&pkt.data, pkt.len, &mut h);
+            let (_, ecn, ip) = super::ingress::ip_fields(&h);
+            pkt.meta.ecn = ecn;
+            pkt.meta.ip = ip;
+        }
+        kept
     }
 
     /// Discard everything in queue `q` of `port`, releasing its cells.

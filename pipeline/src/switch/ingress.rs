@@ -18,6 +18,21 @@ use lossless_buffer_model::watchdog::WatchdogAction;
 use lossless_buffer_model::wred::{MarkAt, Verdict};
 use lossless_buffer_model::{Bytes, Time};
 
+/// The DSCP, ECN and IP header's place of a parsed frame (none past a deep VLAN stack):
+/// what classification, WRED's marks and a receiver's CE count read.
+pub(super) fn ip_fields(h: &Parsed) -> (Option<u8>, u8, IpAt) {
+    // Past at most two tags, the IP header starts within 22 bytes (fits the u8).
+    match h.l3 {
+        L3::V4 {
+            dscp, ecn, offset, ..
+        } if !h.deep_stack => (Some(dscp), ecn, IpAt::V4(offset as u8)),
+        L3::V6 {
+            dscp, ecn, offset, ..
+        } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset as u8)),
+        _ => (None, 0, IpAt::None),
+    }
+}
+
 impl Switch {
     /// A frame's last bit arrived on `port` at `now`.
     pub fn receive(&mut self, port: usize, mut pkt: Packet, now: Time) {
@@ -183,16 +198,7 @@ impl Switch {
     pub(super) fn classify(&self, port: usize, h: &Parsed, pkt: &mut Packet, now: Time) {
         let q = &self.cfg.qos;
         let tag = h.outer_vlan().map(|v| (v.pcp, v.dei));
-        // Past at most two tags, the IP header starts within 22 bytes (fits the u8).
-        let (dscp, ecn, ip) = match h.l3 {
-            L3::V4 {
-                dscp, ecn, offset, ..
-            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V4(offset as u8)),
-            L3::V6 {
-                dscp, ecn, offset, ..
-            } if !h.deep_stack => (Some(dscp), ecn, IpAt::V6(offset as u8)),
-            _ => (None, 0, IpAt::None),
-        };
+        let (dscp, ecn, ip) = ip_fields(h);
         let tc = q.classify_tagged(dscp, tag);
         let m = &mut pkt.meta;
         m.in_port = port as u16;
