@@ -6,7 +6,9 @@ use crate::phv::Phv;
 use crate::program::{NextAfter, NodeId, Program};
 use crate::tables::Tables;
 
-/// Run the control that starts at `first` on the frame of `len` bytes; `key` is scratch.
+/// Run the control that starts at `first` on the frame of `len` bytes; `key` and `bytes`
+/// are scratch.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     p: &Program,
     tables: &mut Tables,
@@ -15,6 +17,7 @@ pub fn run(
     first: Option<NodeId>,
     len: usize,
     key: &mut Vec<crate::program::Value>,
+    bytes: &mut Vec<u8>,
 ) {
     phv.exited = false;
     let mut node = first;
@@ -44,7 +47,7 @@ pub fn run(
                 let selection = table
                     .profile
                     .and_then(|k| p.profiles[k as usize].selector.as_ref())
-                    .map_or(0, |s| select(p, s, phv));
+                    .map_or(0, |s| select(p, s, phv, bytes));
                 let (hit, call) = tables.lookup(table, t, key, selection, len);
                 let ran = call.map(|c| {
                     let a = &p.actions[c.action.0 as usize];
@@ -69,14 +72,18 @@ pub fn run(
 }
 
 /// The selector's hash of the frame: its inputs packed, hashed with its algorithm.
-fn select(p: &Program, s: &crate::program::Selector, phv: &Phv) -> crate::program::Value {
-    let mut bytes = Vec::with_capacity(32);
+fn select(
+    p: &Program,
+    s: &crate::program::Selector,
+    phv: &Phv,
+    bytes: &mut Vec<u8>,
+) -> crate::program::Value {
     crate::hash::pack(
         s.inputs.iter().map(|(e, w)| {
             let v = eval::eval(e, phv, Scope::of(p)).unwrap_or(0);
             (v & crate::program::mask(*w), *w)
         }),
-        &mut bytes,
+        bytes,
     );
-    crate::hash::compute(s.algo, &bytes)
+    crate::hash::compute(s.algo, bytes)
 }

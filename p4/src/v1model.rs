@@ -144,6 +144,7 @@ impl V1Model {
             p.ingress.first,
             length,
             &mut self.key,
+            &mut self.scratch,
         );
         let get = |f: crate::program::FieldId| phv.fields[f.0 as usize];
         let priority = get(std.priority) as u8;
@@ -204,6 +205,7 @@ impl V1Model {
             p.egress.first,
             length,
             &mut self.key,
+            &mut self.scratch,
         );
         if phv.fields[std.egress_spec.0 as usize] == DROP_PORT as Value {
             return false;
